@@ -1,0 +1,1 @@
+//! dsh-conformance: scenario model and adapter protocol (skeleton).

@@ -1,0 +1,2 @@
+//! The reference served over the adapter protocol (skeleton).
+fn main() {}

@@ -1,0 +1,1 @@
+//! dsh-harness library (skeleton).

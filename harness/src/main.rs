@@ -1,0 +1,2 @@
+//! dsh-harness runner (skeleton).
+fn main() {}

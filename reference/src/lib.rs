@@ -1,0 +1,1 @@
+//! dsh-tools: reference implementation (skeleton).
