@@ -1,1 +1,4 @@
-//! dsh-conformance: scenario model and adapter protocol (skeleton).
+//! dsh-conformance: the scenario and rule model, loader and linter, the `Subject` seam, the adapter
+//! protocol, the checker, the outcome taxonomy and report records.
+
+pub mod subject;

@@ -1,0 +1,90 @@
+//! The `Subject` seam: one implementation under test, spoken to in adapter-protocol terms.
+//!
+//! The checker drives every subject through this trait, whether it is the reference served in-process
+//! (`dsh-harness`'s `ReferenceSubject`) or an external adapter process (`AdapterSubject`). Requests and
+//! replies are the JSON of `conformance/PROTOCOL.md`, so both kinds of subject are checked identically.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// What a subject says about itself in answer to `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubjectInfo {
+    /// The protocol version the subject speaks (`"1.0"`).
+    pub protocol_version: String,
+    /// `implementation.name`.
+    pub name: String,
+    /// `implementation.version`.
+    pub version: String,
+    /// `implementation.language`.
+    pub language: String,
+    /// `capabilities.profiles`.
+    pub profiles: Vec<String>,
+    /// `capabilities.features`.
+    pub features: Vec<String>,
+    /// `capabilities.runtimes`.
+    pub runtimes: Vec<String>,
+}
+
+/// A JSON-RPC error object returned by the subject.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// JSON-RPC error code.
+    pub code: i64,
+    /// Human-readable message.
+    pub message: String,
+    /// Optional `data`.
+    pub data: Option<Value>,
+}
+
+/// One answered request: its result or error, and the session events that arrived up to the response.
+#[derive(Debug)]
+pub struct Reply {
+    /// `result` of the response, or its `error`.
+    pub result: Result<Value, RpcError>,
+    /// Event notifications (`params` of each `event` notification) received since the previous reply,
+    /// in arrival order.
+    pub events: Vec<Value>,
+}
+
+/// Why a request got no well-formed reply. Each maps to one outcome of the taxonomy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubjectError {
+    /// No response within the step timeout: `TIMEOUT {step}`.
+    Timeout {
+        /// The method that went unanswered.
+        method: String,
+        /// How long the harness waited.
+        waited: Duration,
+    },
+    /// The adapter process exited: `CRASH {exit status, stderr tail}`.
+    Crash {
+        /// Exit status as text (`exit status: 3`, `signal: 9`), when known.
+        status: String,
+        /// The last lines the adapter wrote to stderr.
+        stderr_tail: String,
+    },
+    /// The adapter sent something that is not a valid protocol message: `ERROR(adapter)`.
+    Protocol {
+        /// What was wrong, naming the offending line.
+        message: String,
+    },
+}
+
+/// One implementation under test.
+///
+/// `request` sends one request and blocks until its response (or failure). After a `Crash` or `Timeout`
+/// the caller calls [`Subject::restart`] before the next scenario.
+pub trait Subject: Send {
+    /// Sends `initialize` (once per process) and returns what the subject declared.
+    fn initialize(&mut self) -> Result<SubjectInfo, SubjectError>;
+    /// Sends one request and waits at most `timeout` for its response.
+    fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Reply, SubjectError>;
+    /// Kills and restarts the subject after a crash or timeout (a no-op for in-process subjects that
+    /// cannot crash); the next call is `initialize`.
+    fn restart(&mut self) -> Result<(), SubjectError>;
+    /// The protocol lines exchanged since the last call to this method, for failure transcripts
+    /// (`→ ...` for sent, `← ...` for received). In-process subjects render the same JSON.
+    fn take_transcript(&mut self) -> Vec<String>;
+}
