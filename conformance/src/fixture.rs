@@ -1,0 +1,411 @@
+//! The fixture vocabulary of `setup`: config, tool fixtures, instructions and the approval seam
+//! (`spec/README.md` § `setup`, § Tool fixtures, § Instructions).
+//!
+//! These types round-trip: the harness serializes the scenario's `setup` into `session/open` and the
+//! reference server deserializes it with the same types, so every optional field is an `Option` that is
+//! skipped when absent (defaults are never filled in) and every alternative keeps its written form.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::listener::Hooks;
+
+/// The literal `true`: the only value some single-key alternatives accept (`{ invalid: true }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct True;
+
+impl Serialize for True {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for True {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if bool::deserialize(d)? { Ok(True) } else { Err(D::Error::custom("expected `true`")) }
+    }
+}
+
+/// The scenario's `setup`: everything the subject builds when the session opens.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Setup {
+    /// `tools.mode` config; absent means `native`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// `tools.maxParallelSubCalls` config (Code Mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel_sub_calls: Option<u64>,
+    /// The code runtime mounted, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Language>,
+    /// The approval seam; absent means not mounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    /// Agent scopes opened at session start, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+    /// Tool fixtures, registered at session start unless `register: false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolFixture>>,
+    /// Listeners registered at session start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<Hooks>,
+}
+
+/// `tools.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Native tool calls only (the default).
+    Native,
+    /// Code Mode only.
+    Code,
+    /// Both.
+    Both,
+}
+
+/// A code-runtime language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Language {
+    /// TypeScript.
+    Typescript,
+    /// Python.
+    Python,
+}
+
+impl Language {
+    /// The protocol name (`typescript`, `python`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Typescript => "typescript",
+            Language::Python => "python",
+        }
+    }
+}
+
+/// The approval seam: its answer, after running `do`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Approval {
+    /// What the seam answers.
+    pub answer: ApprovalAnswer,
+    /// Instructions run before answering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#do: Option<Vec<Instruction>>,
+}
+
+/// An approval seam's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalAnswer {
+    /// `allowed-once`.
+    AllowedOnce,
+    /// `rejected`.
+    Rejected,
+    /// `cancelled`.
+    Cancelled,
+    /// `unavailable`.
+    Unavailable,
+}
+
+/// One tool fixture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolFixture {
+    /// The registered name.
+    pub name: String,
+    /// The handle steps use; default: `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
+    /// Register through this agent's scope; default: the global layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Register at session start; default `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub register: Option<bool>,
+    /// Default `"fixture tool <name>"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// defineTool parameter DSL (the registry validates arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    /// A raw JSON Schema, registered without defineTool (no argument validation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_parameters: Option<Value>,
+    /// The output declaration; absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
+    /// `timeoutMs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<TimeoutMs>,
+    /// `isConcurrencySafe`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+    /// `finalizeContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalize_content: Option<FinalizeContent>,
+    /// The execute function; default `[{ return: null }]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Vec<Instruction>>,
+}
+
+impl ToolFixture {
+    /// The handle steps use: `handle`, else `name`.
+    pub fn handle(&self) -> &str {
+        self.handle.as_deref().unwrap_or(&self.name)
+    }
+
+    /// Whether setup registers it.
+    pub fn registers_at_open(&self) -> bool {
+        self.register.unwrap_or(true)
+    }
+}
+
+/// A tool's output declaration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Output {
+    /// Value DSL (for `parameters` tools) or raw JSON Schema (for `rawParameters` tools).
+    pub schema: Value,
+    /// How the value is rendered into content.
+    pub render: Render,
+    /// `presentationMeta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation_meta: Option<PresentationMeta>,
+}
+
+/// `output.render`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Render {
+    /// `text`: the value as a string (JSON text for non-strings).
+    Text,
+    /// `json`: compact JSON of the value.
+    Json,
+    /// `{ content: [parts] }`: fixed content parts.
+    Content(Vec<Value>),
+    /// `{ throw: message }`.
+    Throw(ThrowSpec),
+    /// `{ invalid: true }`: returns something that is not content.
+    Invalid(True),
+    /// `{ missing: true }`: an output object without a render function.
+    Missing(True),
+}
+
+/// `output.presentationMeta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PresentationMeta {
+    /// `{ value: V }`.
+    Value(Value),
+    /// `{ fromArguments: true }`.
+    FromArguments(True),
+    /// `{ throw: message }`.
+    Throw(ThrowSpec),
+}
+
+/// `timeoutMs`: any JSON number, or a non-finite number spelled as a string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TimeoutMs {
+    /// A JSON number.
+    Number(serde_json::Number),
+    /// `"Infinity"`, `"-Infinity"` or `"NaN"`.
+    NonFinite(NonFinite),
+}
+
+/// A non-finite number spelled as a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NonFinite {
+    /// `"Infinity"`.
+    #[serde(rename = "Infinity")]
+    Infinity,
+    /// `"-Infinity"`.
+    #[serde(rename = "-Infinity")]
+    NegInfinity,
+    /// `"NaN"`.
+    #[serde(rename = "NaN")]
+    NaN,
+}
+
+/// `concurrency` (`isConcurrencySafe`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Concurrency {
+    /// `true` / `false`.
+    Bool(bool),
+    /// `throws`: the classifier throws.
+    Throws(ThrowsWord),
+    /// `{ returns: V }`: returns a non-boolean.
+    Returns(ConcurrencyReturns),
+    /// `{ argument: path, equals: V }`: safe when the argument at `path` equals `V`.
+    Argument(ConcurrencyArgument),
+}
+
+/// The word `throws`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ThrowsWord {
+    /// `throws`.
+    Throws,
+}
+
+/// `{ returns: V }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConcurrencyReturns {
+    /// The (non-boolean) value returned.
+    pub returns: Value,
+}
+
+/// `{ argument: path, equals: V }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConcurrencyArgument {
+    /// Dotted path into the arguments.
+    pub argument: String,
+    /// The value that makes the call concurrency-safe.
+    pub equals: Value,
+}
+
+/// `finalizeContent`: `do` instructions, then exactly one action (the schema enforces "exactly one";
+/// [`FinalizeContent::action`] reads it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FinalizeContent {
+    /// Instructions run first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#do: Option<Vec<Instruction>>,
+    /// `{ replace: [parts] }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<Vec<Value>>,
+    /// `{ appendText: s }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_text: Option<String>,
+    /// `{ keep: true }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<True>,
+    /// `{ throw: message }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throw: Option<ThrowSpec>,
+}
+
+/// The action of a [`FinalizeContent`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FinalizeAction<'a> {
+    /// Replace the content with these parts.
+    Replace(&'a [Value]),
+    /// Append a text part.
+    AppendText(&'a str),
+    /// Keep the content.
+    Keep,
+    /// Throw.
+    Throw(&'a ThrowSpec),
+}
+
+impl FinalizeContent {
+    /// The one action; `None` when zero or several are given (the schema rejects both).
+    pub fn action(&self) -> Option<FinalizeAction<'_>> {
+        let mut found = Vec::new();
+        if let Some(parts) = &self.replace {
+            found.push(FinalizeAction::Replace(parts));
+        }
+        if let Some(text) = &self.append_text {
+            found.push(FinalizeAction::AppendText(text));
+        }
+        if self.keep.is_some() {
+            found.push(FinalizeAction::Keep);
+        }
+        if let Some(t) = &self.throw {
+            found.push(FinalizeAction::Throw(t));
+        }
+        if found.len() == 1 { found.pop() } else { None }
+    }
+}
+
+/// A message to throw: `"text"` or `{ message, name? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThrowSpec {
+    /// A plain `Error` with this message.
+    Message(String),
+    /// An error with a message and optionally a `name`.
+    Error(ErrorSpec),
+}
+
+/// `{ message, name? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorSpec {
+    /// The error's message.
+    pub message: String,
+    /// The error's `name` (default `Error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ThrowSpec {
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            ThrowSpec::Message(m) => m,
+            ThrowSpec::Error(e) => &e.message,
+        }
+    }
+
+    /// The `name`, when given.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            ThrowSpec::Message(_) => None,
+            ThrowSpec::Error(e) => e.name.as_deref(),
+        }
+    }
+}
+
+/// One instruction: a single-key mapping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Instruction {
+    /// Emit `{type: mark, label, callId}`.
+    Emit(String),
+    /// Wait until the gate is opened, ignoring the signal.
+    Wait(String),
+    /// Wait until the gate is opened or the signal aborts.
+    WaitOrAbort(String),
+    /// Wait until the signal aborts.
+    AwaitAbort(True),
+    /// Emit `{type: mark, label, callId, aborted}`.
+    EmitSignal(String),
+    /// Body only: `deferContext(context)`.
+    DeferContext(ContextSpec),
+    /// Body only: return this value and stop.
+    Return(Value),
+    /// Body only: return the argument at a dotted path (`""` = all arguments).
+    ReturnArgument(String),
+    /// Throw and stop.
+    Throw(ThrowSpec),
+}
+
+/// An additional context: `{ text, source? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSpec {
+    /// The context text.
+    pub text: String,
+    /// Its source label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// `deserialize_with` for a key whose `null` is meaningful: present (even `null`) is `Some`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `deserialize_with` for a required key that may be `null`.
+pub(crate) fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d)
+}

@@ -1,0 +1,308 @@
+//! Listener fixtures (`spec/README.md` § Listener fixtures): one struct per hook kind with its action
+//! enum, the `hooks` block of `setup`, and [`Listener`], a listener tagged with its kind (the `addHook`
+//! step and the `hooks/add` request).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::fixture::{ContextSpec, Instruction, ThrowSpec};
+
+/// `setup.hooks`: listeners registered at session start, kind by kind, in this order.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Hooks {
+    /// `tools/preExecute` listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_execute: Option<Vec<PreExecuteListener>>,
+    /// Guards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guards: Option<Vec<GuardListener>>,
+    /// Execute wrappers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execute: Option<Vec<ExecuteListener>>,
+    /// `tools/postExecute` listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_execute: Option<Vec<PostExecuteListener>>,
+    /// Observe-only `tools/result` listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<ResultListener>>,
+}
+
+/// A listener tagged with its kind: `{ preExecute: {...} }`, `{ guards: {...} }`, ...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Listener {
+    /// A `preExecute` listener.
+    PreExecute(PreExecuteListener),
+    /// A guard.
+    Guards(GuardListener),
+    /// An execute wrapper.
+    Execute(ExecuteListener),
+    /// A `postExecute` listener.
+    PostExecute(PostExecuteListener),
+    /// A `results` listener.
+    Results(ResultListener),
+}
+
+impl Listener {
+    /// The kind as the protocol spells it (`hooks/add` `kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Listener::PreExecute(_) => "preExecute",
+            Listener::Guards(_) => "guards",
+            Listener::Execute(_) => "execute",
+            Listener::PostExecute(_) => "postExecute",
+            Listener::Results(_) => "results",
+        }
+    }
+
+    /// The fields every listener has.
+    pub fn common(&self) -> ListenerCommon<'_> {
+        match self {
+            Listener::PreExecute(l) => l.common(),
+            Listener::Guards(l) => l.common(),
+            Listener::Execute(l) => l.common(),
+            Listener::PostExecute(l) => l.common(),
+            Listener::Results(l) => l.common(),
+        }
+    }
+
+    /// The listener's own JSON (without the kind key), as `hooks/add` sends it.
+    pub fn body_json(&self) -> Value {
+        let v = match self {
+            Listener::PreExecute(l) => serde_json::to_value(l),
+            Listener::Guards(l) => serde_json::to_value(l),
+            Listener::Execute(l) => serde_json::to_value(l),
+            Listener::PostExecute(l) => serde_json::to_value(l),
+            Listener::Results(l) => serde_json::to_value(l),
+        };
+        v.unwrap_or(Value::Null)
+    }
+}
+
+/// The fields every listener has, borrowed from one listener.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListenerCommon<'a> {
+    /// A label.
+    pub id: &'a str,
+    /// Register through this agent's scope.
+    pub agent: Option<&'a str>,
+    /// Only these tools; others pass through untouched.
+    pub tools: Option<&'a [String]>,
+    /// Register ahead of the existing listeners.
+    pub prepend: bool,
+    /// Instructions run when the listener is entered.
+    pub r#do: Option<&'a [Instruction]>,
+}
+
+// One struct per kind, each repeating the common fields: `#[serde(flatten)]` and `deny_unknown_fields`
+// do not combine, and unknown fields must be errors.
+macro_rules! listener {
+    ($(#[$doc:meta])* $name:ident { $(#[$fdoc:meta])* $field:ident : $ty:ty }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub struct $name {
+            /// A label.
+            pub id: String,
+            /// Register through this agent's scope.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub agent: Option<String>,
+            /// Only these tools; any other tool passes through untouched.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tools: Option<Vec<String>>,
+            /// Register ahead of the existing listeners.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub prepend: Option<bool>,
+            /// Instructions run when the listener is entered.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub r#do: Option<Vec<Instruction>>,
+            $(#[$fdoc])*
+            pub $field: $ty,
+        }
+
+        impl $name {
+            /// The fields every listener has.
+            pub fn common(&self) -> ListenerCommon<'_> {
+                ListenerCommon {
+                    id: &self.id,
+                    agent: self.agent.as_deref(),
+                    tools: self.tools.as_deref(),
+                    prepend: self.prepend.unwrap_or(false),
+                    r#do: self.r#do.as_deref(),
+                }
+            }
+        }
+    };
+}
+
+listener!(
+    /// A `preExecute` listener.
+    PreExecuteListener {
+        /// Its decision.
+        decide: PreDecision
+    }
+);
+
+listener!(
+    /// A guard.
+    GuardListener {
+        /// A reason to deny, or `null` for no opinion (the key is required).
+        #[serde(deserialize_with = "crate::fixture::nullable")]
+        deny: Option<String>
+    }
+);
+
+listener!(
+    /// An execute (`around`) wrapper.
+    ExecuteListener {
+        /// What the wrapper does.
+        around: Around
+    }
+);
+
+listener!(
+    /// A `postExecute` listener.
+    PostExecuteListener {
+        /// Its decision.
+        decide: PostDecision
+    }
+);
+
+/// An observe-only `tools/result` listener: runs `do` (which may throw).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResultListener {
+    /// A label.
+    pub id: String,
+    /// Register through this agent's scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Only these tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Register ahead of the existing listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepend: Option<bool>,
+    /// Instructions run for each result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#do: Option<Vec<Instruction>>,
+}
+
+impl ResultListener {
+    /// The fields every listener has.
+    pub fn common(&self) -> ListenerCommon<'_> {
+        ListenerCommon {
+            id: &self.id,
+            agent: self.agent.as_deref(),
+            tools: self.tools.as_deref(),
+            prepend: self.prepend.unwrap_or(false),
+            r#do: self.r#do.as_deref(),
+        }
+    }
+}
+
+/// A `preExecute` decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PreDecision {
+    /// `next`: pass through.
+    Next,
+    /// `allow`.
+    Allow,
+    /// `{ deny: reason }`.
+    Deny(String),
+    /// `{ ask: reason | null }`.
+    Ask(Option<String>),
+    /// `{ throw: message }`.
+    Throw(ThrowSpec),
+    /// `{ afterNext: decision }`: call next, emit `{type: mark, label: <id>:next, decision}`, then return
+    /// `decision` (or `next`).
+    AfterNext(Box<PreDecision>),
+}
+
+/// What an execute wrapper does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Around {
+    /// `next`: pass through.
+    Next,
+    /// `{ replaceSignal: { abortOnGate: gate } }`.
+    ReplaceSignal(ReplaceSignal),
+    /// `{ timeoutOnGate: gate }`.
+    TimeoutOnGate(String),
+    /// `{ fail: message }`: throw without calling next.
+    Fail(ThrowSpec),
+    /// `{ returnValue: V }`: a wrapper-authored success without calling next.
+    ReturnValue(Value),
+    /// `{ cachedFrom: callId }`: the result the wrapper saw for that earlier call.
+    CachedFrom(String),
+    /// `{ afterNext: [instructions] }`.
+    AfterNext(Vec<Instruction>),
+}
+
+/// `{ abortOnGate: gate }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplaceSignal {
+    /// The gate whose opening aborts the fresh signal.
+    pub abort_on_gate: String,
+}
+
+/// A `postExecute` decision. `accept` is written either as the bare word or as `{ accept: {...} }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PostDecision {
+    /// `next` or `accept`.
+    Word(PostWord),
+    /// `{ accept: {...} }`, `{ block: {...} }` or `{ throw: message }`.
+    Action(PostAction),
+}
+
+/// The bare-word post decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PostWord {
+    /// Pass through.
+    Next,
+    /// Accept unchanged.
+    Accept,
+}
+
+/// The single-key post decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PostAction {
+    /// Accept with replacements.
+    Accept(AcceptSpec),
+    /// Block with feedback.
+    Block(BlockSpec),
+    /// Throw.
+    Throw(ThrowSpec),
+}
+
+/// `{ content?, value?, additionalContexts? }`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AcceptSpec {
+    /// Replacement content parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<Value>>,
+    /// Replacement value (`null` is a value here).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::fixture::present")]
+    pub value: Option<Value>,
+    /// Added contexts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_contexts: Option<Vec<ContextSpec>>,
+}
+
+/// `{ feedback: [parts], additionalContexts? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BlockSpec {
+    /// Feedback content parts.
+    pub feedback: Vec<Value>,
+    /// Added contexts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_contexts: Option<Vec<ContextSpec>>,
+}
