@@ -1,0 +1,194 @@
+//! [`ReferenceSubject`]: the reference served in-process through the same [`Server`] the adapter binary
+//! runs, so both give the same outcomes; it records the transcript an adapter would have exchanged.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use dsh_conformance::subject::{Reply, RpcError, Subject, SubjectError, SubjectInfo};
+use serde_json::{Value, json};
+use tokio::runtime::Runtime;
+
+use super::deep;
+use super::runtime;
+use super::server::Server;
+use super::transcript::Transcript;
+
+/// How long shutdown waits for sessions to close before abandoning them.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// What the server sent, in the order it sent it.
+enum Out {
+    Notification(Value),
+    Response(Value),
+}
+
+type Queue = Arc<Mutex<VecDeque<Out>>>;
+
+fn lock(queue: &Queue) -> MutexGuard<'_, VecDeque<Out>> {
+    queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The reference `dsh-tools` as an in-process [`Subject`].
+pub struct ReferenceSubject {
+    runtime: Option<Runtime>,
+    server: Server,
+    queue: Queue,
+    transcript: Transcript,
+    next_id: u64,
+}
+
+impl ReferenceSubject {
+    /// A subject with its own runtime and a fresh server.
+    pub fn new() -> std::io::Result<Self> {
+        let (server, queue) = fresh_server();
+        Ok(ReferenceSubject {
+            runtime: Some(runtime::build()?),
+            server,
+            queue,
+            transcript: Transcript::default(),
+            next_id: 0,
+        })
+    }
+
+    fn shut_down(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            let server = self.server.clone();
+            // Sessions hold deep values: close them on the runtime's big stacks, not here.
+            let _ = runtime.block_on(async move { tokio::time::timeout(CLOSE_GRACE, server.close_all()).await });
+            runtime.shutdown_background();
+        }
+        for out in lock(&self.queue).drain(..) {
+            match out {
+                Out::Notification(v) | Out::Response(v) => deep::dismantle(v),
+            }
+        }
+    }
+}
+
+fn fresh_server() -> (Server, Queue) {
+    let queue: Queue = Arc::default();
+    let sink = queue.clone();
+    let server = Server::new(move |notification| lock(&sink).push_back(Out::Notification(notification)));
+    (server, queue)
+}
+
+impl Drop for ReferenceSubject {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+impl Subject for ReferenceSubject {
+    fn initialize(&mut self) -> Result<SubjectInfo, SubjectError> {
+        let params = json!({
+            "protocolVersion": super::capabilities::PROTOCOL_VERSION,
+            "suite": { "name": "dsh-conformance", "version": env!("CARGO_PKG_VERSION") },
+        });
+        let reply = self.request("initialize", params, Duration::from_secs(10))?;
+        let result = reply.result.map_err(|e| SubjectError::Protocol {
+            message: format!("initialize failed: {} ({})", e.message, e.code),
+        })?;
+        info_from(&result).ok_or_else(|| SubjectError::Protocol {
+            message: format!("malformed initialize result: {}", deep::to_line(&result)),
+        })
+    }
+
+    fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Reply, SubjectError> {
+        let Some(runtime) = &self.runtime else {
+            return Err(SubjectError::Crash { status: "shut down".into(), stderr_tail: String::new() });
+        };
+        self.next_id += 1;
+        let request = Arc::new(json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }));
+        self.transcript.sent(request.clone());
+        let (server, queue) = (self.server.clone(), self.queue.clone());
+        let mut task = runtime.spawn(async move {
+            server.handle_with(&request, |response| lock(&queue).push_back(Out::Response(response))).await;
+        });
+        match runtime.block_on(tokio::time::timeout(timeout, &mut task)) {
+            Err(_) => {
+                task.abort();
+                return Err(SubjectError::Timeout { method: method.to_owned(), waited: timeout });
+            }
+            Ok(Err(failure)) => {
+                return Err(SubjectError::Crash { status: "panicked".into(), stderr_tail: failure.to_string() });
+            }
+            Ok(Ok(())) => {}
+        }
+        self.collect_reply(method)
+    }
+
+    fn restart(&mut self) -> Result<(), SubjectError> {
+        self.shut_down();
+        let runtime = runtime::build().map_err(|e| SubjectError::Crash {
+            status: "runtime".into(),
+            stderr_tail: format!("cannot build the tokio runtime: {e}"),
+        })?;
+        let (server, queue) = fresh_server();
+        (self.runtime, self.server, self.queue) = (Some(runtime), server, queue);
+        Ok(())
+    }
+
+    fn take_transcript(&mut self) -> Vec<String> {
+        self.transcript.take()
+    }
+}
+
+impl ReferenceSubject {
+    /// Takes the notifications up to and including the response from the queue.
+    fn collect_reply(&mut self, method: &str) -> Result<Reply, SubjectError> {
+        let mut events = Vec::new();
+        loop {
+            let next = lock(&self.queue).pop_front();
+            match next {
+                None => {
+                    return Err(SubjectError::Protocol { message: format!("no response to {method}") });
+                }
+                Some(Out::Notification(notification)) => {
+                    if let Some(params) = notification.get("params") {
+                        events.push(deep::clone(params));
+                    }
+                    self.transcript.received(notification);
+                }
+                Some(Out::Response(mut response)) => {
+                    let result = match response.get_mut("result").map(Value::take) {
+                        Some(result) => Ok(result),
+                        None => Err(rpc_error(response.get("error"))),
+                    };
+                    // The transcript keeps the response as sent, the result restored into a copy.
+                    if let (Ok(result), Some(slot)) = (&result, response.get_mut("result")) {
+                        *slot = deep::clone(result);
+                    }
+                    self.transcript.received(response);
+                    return Ok(Reply { result, events });
+                }
+            }
+        }
+    }
+}
+
+fn rpc_error(error: Option<&Value>) -> RpcError {
+    let error = error.cloned().unwrap_or(Value::Null);
+    RpcError {
+        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+        message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
+        data: error.get("data").cloned(),
+    }
+}
+
+fn info_from(result: &Value) -> Option<SubjectInfo> {
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array()?.iter().map(|s| s.as_str().map(str::to_owned)).collect()
+    };
+    let implementation = result.get("implementation")?;
+    let capabilities = result.get("capabilities")?;
+    Some(SubjectInfo {
+        protocol_version: result.get("protocolVersion")?.as_str()?.to_owned(),
+        name: implementation.get("name")?.as_str()?.to_owned(),
+        version: implementation.get("version")?.as_str()?.to_owned(),
+        language: implementation.get("language")?.as_str()?.to_owned(),
+        profiles: strings(capabilities.get("profiles")?)?,
+        features: strings(capabilities.get("features")?)?,
+        runtimes: strings(capabilities.get("runtimes")?)?,
+    })
+}

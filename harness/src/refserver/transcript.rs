@@ -1,0 +1,116 @@
+//! The protocol transcript of the in-process subject, kept as values and rendered only when taken.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::deep;
+
+/// Lines longer than this are cut, with a note of the full length.
+pub const MAX_LINE: usize = 4096;
+/// At most this many messages are kept between two takes; older ones are counted, then dropped.
+pub const MAX_ENTRIES: usize = 10_000;
+
+enum Entry {
+    Sent(Arc<Value>),
+    Received(Value),
+}
+
+/// Messages exchanged since the last [`Transcript::take`].
+#[derive(Default)]
+pub struct Transcript {
+    entries: VecDeque<Entry>,
+    dropped: usize,
+}
+
+impl Transcript {
+    /// Records a request the harness sent.
+    pub fn sent(&mut self, request: Arc<Value>) {
+        self.push(Entry::Sent(request));
+    }
+
+    /// Records a message the subject sent back (a notification or a response).
+    pub fn received(&mut self, message: Value) {
+        self.push(Entry::Received(message));
+    }
+
+    fn push(&mut self, entry: Entry) {
+        if self.entries.len() >= MAX_ENTRIES {
+            if let Some(Entry::Received(v)) = self.entries.pop_front() {
+                deep::dismantle(v);
+            }
+            self.dropped += 1;
+        }
+        self.entries.push_back(entry);
+    }
+
+    /// Renders and clears: `→ {...}` for requests, `← {...}` for what came back.
+    pub fn take(&mut self) -> Vec<String> {
+        let mut lines = Vec::with_capacity(self.entries.len() + 1);
+        if self.dropped > 0 {
+            lines.push(format!("… {} earlier messages not kept", self.dropped));
+            self.dropped = 0;
+        }
+        for entry in self.entries.drain(..) {
+            let (arrow, value) = match &entry {
+                Entry::Sent(v) => ("→ ", &**v),
+                Entry::Received(v) => ("← ", v),
+            };
+            lines.push(format!("{arrow}{}", render(value)));
+            if let Entry::Received(v) = entry {
+                deep::dismantle(v);
+            } else if let Entry::Sent(v) = entry {
+                if let Ok(v) = Arc::try_unwrap(v) {
+                    deep::dismantle(v);
+                }
+            }
+        }
+        lines
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        for entry in self.entries.drain(..) {
+            match entry {
+                Entry::Received(v) => deep::dismantle(v),
+                Entry::Sent(v) => {
+                    if let Ok(v) = Arc::try_unwrap(v) {
+                        deep::dismantle(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One compact JSON line, cut at [`MAX_LINE`] bytes.
+fn render(value: &Value) -> String {
+    let mut out = Vec::new();
+    let complete = deep::write_compact(&mut out, value, MAX_LINE).unwrap_or(false);
+    if !complete || out.len() > MAX_LINE {
+        let total = count_len(value);
+        out.truncate(MAX_LINE);
+        let mut text = String::from_utf8_lossy(&out).into_owned();
+        text.push_str(&format!(" … (truncated, {total} bytes)"));
+        return text;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn count_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = deep::write_compact(&mut c, value, usize::MAX);
+    c.0
+}
