@@ -729,10 +729,9 @@ const LISTENERS = {
         }
         case 'fail': throw makeError(around.fail);
         case 'returnValue': return { isError: false, value: around.returnValue, content: [] };
-        case 'cachedFrom': {
-          if (!seen.has(around.cachedFrom)) throw new Error(`no cached result for "${around.cachedFrom}"`);
-          return seen.get(around.cachedFrom);
-        }
+        case 'cachedFrom':
+          // Replay what this wrapper saw for the named call; until it has seen it, pass through.
+          return seen.has(around.cachedFrom) ? seen.get(around.cachedFrom) : callNext(exec, next);
         case 'afterNext': {
           const result = await callNext(exec, next);
           await run(after, { session, callId: exec.callId, signal: () => exec.signal, exec });
