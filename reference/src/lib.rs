@@ -1,1 +1,34 @@
-//! dsh-tools: reference implementation (skeleton).
+//! dsh-tools: the reference implementation of the tool registry and execution pipeline of the dsh agent
+//! harness (behaviour of upstream `@deepseek-ai/dsh-tools@0.1.0-rc.8`, native mode).
+//!
+//! Entry point: [`ToolRuntime`]. Failures are values ([`ToolExecutionResult`]); registrations and hooks
+//! are RAII guards ([`Registration`], [`HookGuard`]).
+//!
+//! Spec: REG, UNK, ARG, OUT, PIPE.
+
+pub mod definition;
+pub mod error;
+pub mod execution;
+pub mod hooks;
+mod pipeline;
+pub mod registry;
+pub mod result;
+pub mod runtime;
+pub mod schema;
+pub mod scope;
+pub mod value;
+
+pub use definition::{
+    BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentationMetaFn,
+    RenderFn, ToolBody, ToolDefinition, ToolSchema,
+};
+pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, ToolFailure};
+pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
+pub use hooks::{GuardFn, HookGuard, Next, PreExecuteListener, PreExecuteOutcome, PreToolDecision, ResultObserver, pre_execute_fn};
+pub use registry::{RUN_CODE_NAME, Registration};
+pub use result::{ToolError, ToolExecutionResult};
+pub use runtime::{ToolMode, ToolRuntime, ToolsConfig};
+pub use schema::check::assert_supported_json_schema;
+pub use schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
+pub use schema::validate::validate_json_schema_value;
+pub use scope::ScopeKey;

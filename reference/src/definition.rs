@@ -1,0 +1,143 @@
+//! What a tool author hands the registry: [`ToolDefinition`] (schema, mandatory output declaration, body,
+//! optional classifier and content finalizer) and the model-facing projection [`ToolSchema`].
+//!
+//! Spec: REG (definition shape), OUT (output declaration), ARG (DSL parameters).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::ToolFailure;
+use crate::execution::{ToolExecution, ToolRunContext};
+use crate::result::ToolExecutionResult;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool body: receives the frozen arguments and the run context, resolves to the canonical value.
+pub type ToolBody = Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;
+
+/// `output.render(args, value)`: the model-facing content blocks for a canonical value.
+pub type RenderFn = Arc<dyn Fn(&Value, &Value) -> Result<Vec<Value>, String> + Send + Sync>;
+
+/// `output.presentationMeta(args, value)`: durable presentation metadata for a canonical value.
+pub type PresentationMetaFn = Arc<dyn Fn(&Value, &Value) -> Result<Value, String> + Send + Sync>;
+
+/// `isConcurrencySafe(args)`: only `Ok(true)` classifies a call as parallel.
+pub type ConcurrencyClassifier = Arc<dyn Fn(&Value) -> Result<bool, String> + Send + Sync>;
+
+/// `finalizeContent(exec, result)`: may replace only the final content (`Ok(None)` keeps it). Snapshotted
+/// when a call starts and applied once to every normalized result; a failure becomes the result.
+pub type FinalizeContentFn =
+    Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Result<Option<Vec<Value>>, ToolFailure> + Send + Sync>;
+
+/// How a definition declares its parameters.
+#[derive(Clone, Debug)]
+pub enum Parameters {
+    /// A `defineTool` parameter map (`{ name: { type, required?, ... } }`): compiled at registration, and
+    /// every call's arguments are validated against it immediately before the body (`INVALID_ARGS`).
+    Dsl(Value),
+    /// A raw JSON Schema, presented as-is; the tool owns its input validation.
+    Raw(Value),
+}
+
+/// The mandatory output declaration.
+#[derive(Clone)]
+pub struct OutputDeclaration {
+    /// For [`Parameters::Dsl`] tools a DSL value spec (compiled at registration, like `defineTool`); for
+    /// [`Parameters::Raw`] tools a raw JSON Schema in the enforced subset.
+    pub schema: Value,
+    /// Content projection.
+    pub render: RenderFn,
+    /// Optional metadata projection (skipped for nested calls, i.e. those with a `parent`).
+    pub presentation_meta: Option<PresentationMetaFn>,
+}
+
+impl fmt::Debug for OutputDeclaration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputDeclaration")
+            .field("schema", &"..")
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool definition as registered.
+#[derive(Clone)]
+pub struct ToolDefinition {
+    /// Unique name within a layer.
+    pub name: String,
+    /// Model-facing description.
+    pub description: String,
+    /// Parameter declaration.
+    pub parameters: Parameters,
+    /// Output declaration; registration rejects `None`.
+    pub output: Option<OutputDeclaration>,
+    /// Declarative timeout; must be positive and finite when present.
+    pub timeout_ms: Option<f64>,
+    /// Optional per-call concurrency classifier.
+    pub is_concurrency_safe: Option<ConcurrencyClassifier>,
+    /// Optional final content transform.
+    pub finalize_content: Option<FinalizeContentFn>,
+    /// The body.
+    pub execute: ToolBody,
+}
+
+impl ToolDefinition {
+    /// A definition with the required parts; set the optional fields directly.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Parameters,
+        output: OutputDeclaration,
+        execute: ToolBody,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            output: Some(output),
+            timeout_ms: None,
+            is_concurrency_safe: None,
+            finalize_content: None,
+            execute,
+        }
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("output", &self.output)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The model-facing projection of a visible tool: `{ name, description, parameters }` (no output, no
+/// callbacks). `parameters` is the compiled JSON Schema for DSL tools, shared, never re-cloned.
+#[derive(Clone, Debug)]
+pub struct ToolSchema {
+    /// Tool name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Parameter JSON Schema.
+    pub parameters: Arc<Value>,
+}
+
+impl ToolSchema {
+    /// Upstream's JSON shape, keys in upstream order.
+    pub fn to_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("name".into(), Value::String(self.name.clone()));
+        map.insert("description".into(), Value::String(self.description.clone()));
+        map.insert("parameters".into(), crate::value::deep_clone(&self.parameters));
+        Value::Object(map)
+    }
+}

@@ -1,0 +1,122 @@
+//! The call vocabulary: [`ToolExecutionInput`] (what a caller supplies), [`ToolExecution`] (the immutable
+//! pipeline view with the registry-minted [`ExecutionToken`]), [`ToolRunContext`] (what a body receives)
+//! and [`ExecutionMode`].
+//!
+//! Spec: PIPE (execution view, tokens, deferred contexts).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::scope::ScopeKey;
+
+/// A registry-assigned opaque correlation token: equality only; never chosen by callers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExecutionToken(u64);
+
+impl ExecutionToken {
+    pub(crate) fn mint() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A caller's call description.
+#[derive(Debug)]
+pub struct ToolExecutionInput {
+    /// The model's call id.
+    pub call_id: String,
+    /// The requested tool name.
+    pub name: String,
+    /// Parsed arguments (any JSON).
+    pub arguments: Value,
+    /// The caller-owned cancellation signal.
+    pub signal: CancellationToken,
+    /// The calling agent scope (`None`: the global view).
+    pub agent: Option<ScopeKey>,
+    /// The enclosing execution's token for nested calls.
+    pub parent: Option<ExecutionToken>,
+}
+
+impl ToolExecutionInput {
+    /// A top-level global call with a fresh signal.
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments,
+            signal: CancellationToken::new(),
+            agent: None,
+            parent: None,
+        }
+    }
+}
+
+/// The immutable pipeline view of one call, shared with listeners, guards and observers.
+#[derive(Debug)]
+pub struct ToolExecution {
+    /// Registry-minted token.
+    pub token: ExecutionToken,
+    /// The model's call id.
+    pub call_id: String,
+    /// The requested tool name.
+    pub name: String,
+    /// The frozen argument snapshot.
+    pub arguments: Arc<Value>,
+    /// The caller's signal.
+    pub signal: CancellationToken,
+    /// The calling agent scope.
+    pub agent: Option<ScopeKey>,
+    /// The enclosing execution's token.
+    pub parent: Option<ExecutionToken>,
+}
+
+impl Drop for ToolExecution {
+    fn drop(&mut self) {
+        // The last holder dismantles the snapshot without recursion (arguments may be arbitrarily deep).
+        if let Some(arguments) = Arc::get_mut(&mut self.arguments) {
+            if matches!(arguments, Value::Array(_) | Value::Object(_)) {
+                crate::value::dismantle(std::mem::take(arguments));
+            }
+        }
+    }
+}
+
+/// What a tool body receives: the execution identity, the (fused) signal, and `defer_context`.
+#[derive(Clone, Debug)]
+pub struct ToolRunContext {
+    /// The signal the body must observe; cancelled when the caller aborts.
+    pub signal: CancellationToken,
+    /// The execution's token.
+    pub token: ExecutionToken,
+    /// The model's call id.
+    pub call_id: String,
+    /// The tool name.
+    pub name: String,
+    /// The calling agent scope.
+    pub agent: Option<ScopeKey>,
+    /// The enclosing execution's token.
+    pub parent: Option<ExecutionToken>,
+    pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ToolRunContext {
+    /// Defer one context (a user message) until this call's final result reaches the loop; kept even when
+    /// the body later fails or cancellation wins, in deferral order.
+    pub fn defer_context(&self, context: Value) {
+        if let Ok(mut list) = self.deferred.lock() {
+            list.push(context);
+        }
+    }
+}
+
+/// Scheduling class of a pending call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecutionMode {
+    /// May overlap other parallel calls.
+    Parallel,
+    /// Runs alone, as an ordering barrier.
+    Exclusive,
+}

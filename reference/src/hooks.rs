@@ -1,0 +1,195 @@
+//! Hook plumbing: copy-on-write listener lists ([`HookList`]) snapshotted cheaply when a stage starts,
+//! the RAII [`HookGuard`], and the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`],
+//! [`PreToolDecision`]), guards and result observers.
+//!
+//! # Order
+//! Listeners run in registration order; a scoped listener (registered for an agent) sees only calls of that
+//! agent or of scopes nested in it, interleaved with global listeners by registration order.
+//!
+//! Spec: PIPE (pre-execute waterfall, guards, result observation).
+
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::definition::BoxFuture;
+use crate::error::ToolFailure;
+use crate::execution::ToolExecution;
+use crate::result::ToolExecutionResult;
+use crate::scope::ScopeKey;
+
+/// A `tools/pre-execute` decision. Input rewrite is deliberately not offered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreToolDecision {
+    /// Proceed (to guards).
+    Allow,
+    /// Deny with a reason; content becomes `Error: <reason>`.
+    Deny {
+        /// The denial reason.
+        reason: String,
+    },
+    /// Ask for approval; without an approval seam this degrades to a denial.
+    Ask {
+        /// Optional reason, used as the denial reason when degrading.
+        reason: Option<String>,
+    },
+}
+
+/// The outcome of a pre-execute listener: a decision, or a thrown failure (the call then fails with it).
+pub type PreExecuteOutcome = Result<PreToolDecision, ToolFailure>;
+
+/// One link of the `tools/pre-execute` waterfall. Call `next.run()` to defer to the rest of the chain
+/// (ending in the default `Allow`), or return a decision without calling it to veto the rest.
+pub trait PreExecuteListener: Send + Sync {
+    /// Decide for one execution.
+    fn call<'a>(&'a self, exec: &'a ToolExecution, next: Next<'a>) -> BoxFuture<'a, PreExecuteOutcome>;
+}
+
+struct FnListener<F>(F);
+
+impl<F> PreExecuteListener for FnListener<F>
+where
+    F: for<'a> Fn(&'a ToolExecution, Next<'a>) -> BoxFuture<'a, PreExecuteOutcome> + Send + Sync,
+{
+    fn call<'a>(&'a self, exec: &'a ToolExecution, next: Next<'a>) -> BoxFuture<'a, PreExecuteOutcome> {
+        (self.0)(exec, next)
+    }
+}
+
+/// A pre-execute listener from a closure, e.g.
+/// `pre_execute_fn(|exec, next| Box::pin(async move { next.run().await }))`.
+pub fn pre_execute_fn<F>(f: F) -> Arc<dyn PreExecuteListener>
+where
+    F: for<'a> Fn(&'a ToolExecution, Next<'a>) -> BoxFuture<'a, PreExecuteOutcome> + Send + Sync + 'static,
+{
+    Arc::new(FnListener(f))
+}
+
+/// The rest of a waterfall chain. Consumed by [`Next::run`], so it can run at most once.
+pub struct Next<'a> {
+    pub(crate) chain: &'a [HookEntry<Arc<dyn PreExecuteListener>>],
+    pub(crate) exec: &'a ToolExecution,
+}
+
+impl<'a> Next<'a> {
+    /// Run the next matching listener, or resolve to the default `Allow` at the end of the chain.
+    pub fn run(self) -> BoxFuture<'a, PreExecuteOutcome> {
+        let mut rest = self.chain;
+        while let Some((entry, tail)) = rest.split_first() {
+            if entry.applies_to(self.exec.agent.as_ref()) {
+                return entry.hook.call(self.exec, Next { chain: tail, exec: self.exec });
+            }
+            rest = tail;
+        }
+        Box::pin(std::future::ready(Ok(PreToolDecision::Allow)))
+    }
+}
+
+/// A synchronous monotonic guard: `Some(reason)` denies.
+pub type GuardFn = Arc<dyn Fn(&ToolExecution) -> Option<String> + Send + Sync>;
+
+/// A `tools/result` observer: sees the frozen final result exactly once per execution.
+pub type ResultObserver = Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync>;
+
+/// One registered hook with its owning scope (`None`: global).
+pub struct HookEntry<T> {
+    id: u64,
+    scope: Option<ScopeKey>,
+    pub(crate) hook: T,
+}
+
+impl<T> HookEntry<T> {
+    /// Whether this hook observes calls of the agent `agent`.
+    pub(crate) fn applies_to(&self, agent: Option<&ScopeKey>) -> bool {
+        match (&self.scope, agent) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(tag), Some(agent)) => tag.is_self_or_ancestor_of(agent),
+        }
+    }
+}
+
+/// A copy-on-write, registration-ordered hook list; a snapshot is one `Arc` clone.
+pub(crate) struct HookList<T> {
+    entries: Mutex<Arc<Vec<HookEntry<T>>>>,
+}
+
+impl<T: Clone + Send + Sync + 'static> HookList<T> {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self { entries: Mutex::new(Arc::new(Vec::new())) })
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Vec<HookEntry<T>>> {
+        match self.entries.lock() {
+            Ok(guard) => Arc::clone(&guard),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    pub(crate) fn add(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
+        let id = next_id();
+        self.mutate(|list| list.push(HookEntry { id, scope: scope.cloned(), hook }));
+        let weak: Weak<Self> = Arc::downgrade(self);
+        HookGuard::new(move || {
+            if let Some(list) = weak.upgrade() {
+                list.mutate(|entries| entries.retain(|e| e.id != id));
+            }
+        })
+    }
+
+    fn mutate(&self, f: impl FnOnce(&mut Vec<HookEntry<T>>)) {
+        let mut guard = match self.entries.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut next: Vec<HookEntry<T>> = guard
+            .iter()
+            .map(|e| HookEntry { id: e.id, scope: e.scope.clone(), hook: e.hook.clone() })
+            .collect();
+        f(&mut next);
+        *guard = Arc::new(next);
+    }
+}
+
+/// A process-unique id for registrations and hooks.
+pub(crate) fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Unregisters its hook when dropped or [`dispose`](HookGuard::dispose)d.
+#[must_use = "dropping the guard unregisters the hook immediately"]
+pub struct HookGuard {
+    dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl HookGuard {
+    pub(crate) fn new(dispose: impl FnOnce() + Send + Sync + 'static) -> Self {
+        Self { dispose: Some(Box::new(dispose)) }
+    }
+
+    /// Unregister now.
+    pub fn dispose(mut self) {
+        if let Some(f) = self.dispose.take() {
+            f();
+        }
+    }
+
+    /// Keep the hook registered for the rest of the runtime's life.
+    pub fn forget(mut self) {
+        self.dispose = None;
+    }
+}
+
+impl Drop for HookGuard {
+    fn drop(&mut self) {
+        if let Some(f) = self.dispose.take() {
+            f();
+        }
+    }
+}
+
+impl std::fmt::Debug for HookGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookGuard").field("active", &self.dispose.is_some()).finish()
+    }
+}

@@ -1,0 +1,22 @@
+//! Monotonic guards, read live when the stage runs: global guards, then the agent scope chain's (farthest
+//! first), each in registration order; the first reason wins. A panicking guard is a thrown failure.
+//!
+//! Spec: PIPE (guards after pre-execute; first denial wins).
+
+use crate::error::ToolFailure;
+use crate::execution::ToolExecution;
+use crate::runtime::Inner;
+
+use super::contain;
+
+/// The first denial reason, if any.
+pub(crate) fn reason(inner: &Inner, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
+    for guard in inner.registry.guards_for(exec.agent.as_ref()) {
+        match contain(|| guard(exec)) {
+            Ok(Some(reason)) => return Ok(Some(reason)),
+            Ok(None) => {}
+            Err(panic) => return Err(ToolFailure::message(panic)),
+        }
+    }
+    Ok(None)
+}

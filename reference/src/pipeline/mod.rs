@@ -1,0 +1,136 @@
+//! The native execution pipeline, one module per stage.
+//!
+//! # Order
+//! 1. [`entry`]: snapshot arguments, mint the token, capture the visible definition's content finalizer.
+//!    A caller signal already cancelled here yields `ABORTED_BEFORE_DISPATCH` and skips every phase.
+//! 2. [`pre_execute`]: the `tools/pre-execute` waterfall (default allow; `ask` degrades to deny without an
+//!    approval seam). A listener failure becomes the final result (post-execute skipped).
+//! 3. [`guards`]: after an allow, global guards then the agent chain's, first denial wins.
+//!    A denial becomes a post-stage result `Error: <reason>`; cancellation observed here is
+//!    `ABORTED_BEFORE_DISPATCH`.
+//! 4. [`dispatch`]: resolve the visible tool *now* (absent: `UNKNOWN_TOOL`, after policy, as upstream),
+//!    mark the body invoked, validate DSL arguments (`INVALID_ARGS`, still before the body — upstream
+//!    validates inside `defineTool`'s execute wrapper, so policy has already run), run the body to
+//!    completion, then [`output`]: snapshot, validate, render, project metadata. Deferred contexts are
+//!    prepended; a caller cancellation replaces only a success (`ABORTED` once the body started).
+//! 5. Post-execute seam (not implemented: results pass through unchanged), then the same cancellation
+//!    replacement rule.
+//! 6. [`result`]: apply the captured `finalizeContent`, notify `tools/result` observers exactly once, return.
+//!
+//! Spec: PIPE (basic pipeline), UNK, ARG, OUT.
+
+pub(crate) mod dispatch;
+pub(crate) mod entry;
+pub(crate) mod guards;
+pub(crate) mod output;
+pub(crate) mod pre_execute;
+pub(crate) mod result;
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::definition::BoxFuture;
+use crate::execution::ToolExecutionInput;
+use crate::hooks::PreToolDecision;
+use crate::result::ToolExecutionResult;
+use crate::runtime::Inner;
+
+/// Where a pre-dispatch stage left the call.
+enum Stage {
+    /// Still goes through post-execute and the cancellation check.
+    Post(ToolExecutionResult),
+    /// Skips post-execute.
+    Final(ToolExecutionResult),
+}
+
+/// Run one call through every stage.
+pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExecutionResult {
+    let mut call = entry::create(inner, input);
+    let result = match policy_and_dispatch(inner, &mut call).await {
+        Stage::Final(result) => result,
+        Stage::Post(result) => replace_if_cancelled(&call, result),
+    };
+    result::finish(inner, &call, result)
+}
+
+async fn policy_and_dispatch(inner: &Inner, call: &mut entry::Call) -> Stage {
+    if call.exec.signal.is_cancelled() {
+        return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
+    }
+    let decision = match pre_execute::run(inner, &call.exec).await {
+        Ok(decision) => decision,
+        Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
+    };
+    let denial = match decision {
+        PreToolDecision::Allow => match guards::reason(inner, &call.exec) {
+            Ok(reason) => reason,
+            Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
+        },
+        PreToolDecision::Deny { reason } => Some(reason),
+        PreToolDecision::Ask { reason } => Some(pre_execute::degrade_ask(&call.exec, reason)),
+    };
+    if let Some(reason) = denial {
+        return Stage::Post(ToolExecutionResult::denial(reason));
+    }
+    if call.exec.signal.is_cancelled() {
+        return Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
+    }
+    let dispatched = dispatch::run(inner, call).await;
+    Stage::Post(replace_if_cancelled(call, dispatched))
+}
+
+/// A caller cancellation replaces only a success: `ABORTED` once the body was invoked, else
+/// `ABORTED_BEFORE_DISPATCH`; the prior result's contexts are kept.
+fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResult) -> ToolExecutionResult {
+    if !call.exec.signal.is_cancelled() || result.is_error() {
+        return result;
+    }
+    let contexts = match result {
+        ToolExecutionResult::Success { additional_contexts, value, .. } => {
+            crate::value::dismantle(value);
+            additional_contexts
+        }
+        ToolExecutionResult::Failure { additional_contexts, .. } => additional_contexts,
+    };
+    if call.body_invoked {
+        ToolExecutionResult::aborted(contexts)
+    } else {
+        ToolExecutionResult::aborted_before_dispatch(contexts)
+    }
+}
+
+/// The message of a caught panic payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<unprintable thrown value>".to_owned()
+    }
+}
+
+/// Run a user callback, turning a panic into its message (a thrown error, in upstream's terms).
+pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
+}
+
+/// Polls a user future, turning a panic into its message. The future is polled to completion, never
+/// dropped early.
+pub(crate) struct Contained<'a, T>(pub(crate) BoxFuture<'a, T>);
+
+impl<T> Future for Contained<'_, T> {
+    type Output = Result<T, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match catch_unwind(AssertUnwindSafe(move || fut.poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The success path of a body value: snapshot (JavaScript property order), validation against the output
+//! schema (`INVALID_TOOL_OUTPUT` with every violation), `render(args, value)` to content and, for
+//! non-nested calls, `presentationMeta(args, value)` to meta; a projector failure is
+//! `output.<projector> failed: <message>`.
+//!
+//! Spec: OUT (canonical values, output validation, projections).
+
+use serde_json::Value;
+
+use crate::error::ToolFailure;
+use crate::execution::ToolExecution;
+use crate::registry::RegisteredTool;
+use crate::result::ToolExecutionResult;
+use crate::schema::validate::validate_json_schema_value;
+use crate::value::{dismantle, js_property_order};
+
+use super::contain;
+
+fn projection_failure(tool: &str, projector: &str, message: String) -> ToolFailure {
+    ToolFailure::invalid_output(tool, &[format!("output.{projector} failed: {message}")])
+}
+
+/// Build the canonical success for `value`, or the `INVALID_TOOL_OUTPUT` failure.
+pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Value) -> Result<ToolExecutionResult, ToolFailure> {
+    let name = tool.def.name.as_str();
+    js_property_order(&mut value);
+    let violations = validate_json_schema_value(&tool.output_schema, &value, "value");
+    if !violations.is_empty() {
+        dismantle(value);
+        return Err(ToolFailure::invalid_output(name, &violations));
+    }
+    let Some(output) = tool.def.output.as_ref() else {
+        dismantle(value);
+        return Err(ToolFailure::invalid_output(name, &["output.render failed: missing".to_owned()]));
+    };
+    let rendered = match contain(|| (output.render)(&exec.arguments, &value)) {
+        Ok(Ok(content)) => content,
+        Ok(Err(message)) | Err(message) => {
+            dismantle(value);
+            return Err(projection_failure(name, "render", message));
+        }
+    };
+    let mut content = rendered;
+    for block in &mut content {
+        js_property_order(block);
+    }
+    let mut meta = None;
+    if exec.parent.is_none() {
+        if let Some(project) = &output.presentation_meta {
+            match contain(|| project(&exec.arguments, &value)) {
+                Ok(Ok(mut projected)) => {
+                    js_property_order(&mut projected);
+                    meta = Some(projected);
+                }
+                Ok(Err(message)) | Err(message) => {
+                    dismantle(value);
+                    return Err(projection_failure(name, "presentationMeta", message));
+                }
+            }
+        }
+    }
+    Ok(ToolExecutionResult::Success { value, content, meta, additional_contexts: Vec::new() })
+}

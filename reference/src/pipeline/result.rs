@@ -1,0 +1,34 @@
+//! Finish: apply the content finalizer captured at entry (it may replace only content; its failure becomes
+//! the result, unfinalized), then notify `tools/result` observers — resolved now, registration order,
+//! scoped observers only for their agent — exactly once with the final result, and return it. Observer
+//! panics are contained.
+//!
+//! Seam: post-execute runs before this stage once implemented.
+//!
+//! Spec: PIPE (one result per execution, observation of the final outcome).
+
+use crate::error::ToolFailure;
+use crate::result::ToolExecutionResult;
+use crate::runtime::Inner;
+
+use super::contain;
+use super::entry::Call;
+
+/// Finalize content and publish.
+pub(crate) fn finish(inner: &Inner, call: &Call, mut result: ToolExecutionResult) -> ToolExecutionResult {
+    if let Some(finalize) = &call.finalizer {
+        match contain(|| finalize(&call.exec, &result)) {
+            Ok(Ok(Some(content))) => *result.content_mut() = content,
+            Ok(Ok(None)) => {}
+            Ok(Err(failure)) => result = ToolExecutionResult::from_failure(failure),
+            Err(panic) => result = ToolExecutionResult::from_failure(ToolFailure::message(panic)),
+        }
+    }
+    let observers = inner.observers.snapshot();
+    for entry in observers.iter() {
+        if entry.applies_to(call.exec.agent.as_ref()) {
+            let _ = contain(|| (entry.hook)(&call.exec, &result));
+        }
+    }
+    result
+}

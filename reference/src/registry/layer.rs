@@ -1,0 +1,42 @@
+//! One scope's contribution ([`Layer`]): its tools in registration order and its guards.
+//!
+//! Spec: REG (one name per layer; order of registration).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use super::RegisteredTool;
+use crate::hooks::GuardFn;
+
+/// A registered tool and the sequence number that orders it.
+pub(crate) struct ToolEntry {
+    pub(crate) id: u64,
+    pub(crate) tool: Arc<RegisteredTool>,
+}
+
+/// One layer: the global layer or one agent scope's.
+#[derive(Default)]
+pub(crate) struct Layer {
+    pub(crate) tools: HashMap<Arc<str>, ToolEntry>,
+    /// Registration order: id -> name (ids grow monotonically).
+    pub(crate) order: BTreeMap<u64, Arc<str>>,
+    pub(crate) guards: Vec<(u64, GuardFn)>,
+}
+
+impl Layer {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.guards.is_empty()
+    }
+
+    /// Tools in registration order.
+    pub(crate) fn ordered(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<RegisteredTool>)> {
+        self.order.values().filter_map(|name| self.tools.get(name).map(|e| (name, &e.tool)))
+    }
+
+    pub(crate) fn remove_tool(&mut self, name: &str, id: u64) {
+        if self.tools.get(name).is_some_and(|e| e.id == id) {
+            self.tools.remove(name);
+            self.order.remove(&id);
+        }
+    }
+}

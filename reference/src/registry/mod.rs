@@ -1,0 +1,266 @@
+//! The layered tool registry: a global layer plus one layer per agent scope. Registration validation
+//! (output declaration, schema subset, `timeoutMs`, the reserved `run_code` name, duplicates) with
+//! upstream's exact messages and check order; resolution (`get`) and the visible view (`schemas`) with
+//! shadowing.
+//!
+//! # Order
+//! `schemas(scope)` lists the inherited surface first — global tools in registration order, then each
+//! ancestor scope's layer (farthest first) — where a same-named nearer tool replaces the farther one *in
+//! its position*; then the scope's own tools, again replacing in place or appending. Registration checks
+//! run: DSL `timeoutMs`, DSL parameter compilation, DSL output compilation (the `defineTool` stage); then
+//! output presence, output schema subset, `timeoutMs`, reserved name, duplicate (the `register` stage).
+//!
+//! Spec: REG (registration & lookup).
+
+mod layer;
+mod registration;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde_json::Value;
+
+pub use self::registration::Registration;
+use self::layer::{Layer, ToolEntry};
+use crate::definition::{Parameters, ToolDefinition, ToolSchema};
+use crate::error::{RegisterError, RegisterErrorKind};
+use crate::hooks::{GuardFn, HookGuard, next_id};
+use crate::schema::check::assert_supported_json_schema;
+use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
+use crate::scope::ScopeKey;
+use crate::value::js_property_order;
+
+/// The reserved Code Mode transport name.
+pub const RUN_CODE_NAME: &str = "run_code";
+
+/// A definition as the registry holds it: compiled schemas next to the author's callbacks.
+pub(crate) struct RegisteredTool {
+    pub(crate) def: ToolDefinition,
+    pub(crate) schema: ToolSchema,
+    /// The compiled (DSL) or raw output schema, asserted in the subset.
+    pub(crate) output_schema: Value,
+    /// Whether arguments are validated against `schema.parameters` before the body (DSL tools).
+    pub(crate) validates_args: bool,
+}
+
+#[derive(Default)]
+struct Layers {
+    global: Layer,
+    scoped: HashMap<ScopeKey, Layer>,
+}
+
+/// The registry state shared by a runtime and its registration handles.
+#[derive(Default)]
+pub(crate) struct Registry {
+    layers: RwLock<Layers>,
+}
+
+fn timeout_ok(t: Option<f64>) -> bool {
+    t.is_none_or(|t| t.is_finite() && t > 0.0)
+}
+
+/// Compile and validate one definition (everything but the layer-dependent duplicate check).
+fn prepare(mut def: ToolDefinition) -> Result<RegisteredTool, RegisterError> {
+    let name = def.name.clone();
+    let Some(output) = def.output.as_mut() else {
+        return Err(RegisterError::new(
+            RegisterErrorKind::MissingOutput,
+            "TypeError",
+            format!("tool \"{name}\" must declare output {{ schema, render, presentationMeta? }}"),
+        ));
+    };
+    js_property_order(&mut output.schema);
+    let (parameters, output_schema, validates_args) = match &mut def.parameters {
+        Parameters::Dsl(spec) => {
+            // The `defineTool` stage.
+            if !timeout_ok(def.timeout_ms) {
+                return Err(RegisterError::new(
+                    RegisterErrorKind::InvalidTimeout,
+                    "Error",
+                    format!("defineTool({name}): timeoutMs must be a positive finite number"),
+                ));
+            }
+            js_property_order(spec);
+            let parameters = parameter_spec_to_json_schema(spec).map_err(RegisterError::schema)?;
+            let output_schema = value_spec_to_json_schema(&output.schema).map_err(RegisterError::schema)?;
+            (parameters, output_schema, true)
+        }
+        Parameters::Raw(schema) => {
+            js_property_order(schema);
+            assert_supported_json_schema(&output.schema).map_err(RegisterError::schema)?;
+            (crate::value::deep_clone(schema), crate::value::deep_clone(&output.schema), false)
+        }
+    };
+    if !timeout_ok(def.timeout_ms) {
+        return Err(RegisterError::new(
+            RegisterErrorKind::InvalidTimeout,
+            "TypeError",
+            format!("tool \"{name}\" timeoutMs must be a positive finite number"),
+        ));
+    }
+    if name == RUN_CODE_NAME {
+        return Err(RegisterError::new(
+            RegisterErrorKind::ReservedName,
+            "Error",
+            format!(
+                "tool name \"{RUN_CODE_NAME}\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed"
+            ),
+        ));
+    }
+    let schema = ToolSchema { name, description: def.description.clone(), parameters: Arc::new(parameters) };
+    Ok(RegisteredTool { def, schema, output_schema, validates_args })
+}
+
+impl Registry {
+    fn read(&self) -> RwLockReadGuard<'_, Layers> {
+        self.layers.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Layers> {
+        self.layers.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Validate and insert; the returned handle unregisters.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        def: ToolDefinition,
+        scope: Option<&ScopeKey>,
+    ) -> Result<Registration, RegisterError> {
+        let tool = Arc::new(prepare(def)?);
+        let name: Arc<str> = Arc::from(tool.def.name.as_str());
+        let id = next_id();
+        {
+            let mut layers = self.write();
+            let layer = match scope {
+                None => &mut layers.global,
+                Some(key) => layers.scoped.entry(key.clone()).or_default(),
+            };
+            if layer.tools.contains_key(&name) {
+                let message = match scope {
+                    None => format!(
+                        "tool \"{name}\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)"
+                    ),
+                    Some(_) => format!("tool \"{name}\" is already registered in this scope"),
+                };
+                let empty = layer.is_empty();
+                if let (Some(key), true) = (scope, empty) {
+                    layers.scoped.remove(key);
+                }
+                return Err(RegisterError::new(RegisterErrorKind::Duplicate, "Error", message));
+            }
+            layer.tools.insert(Arc::clone(&name), ToolEntry { id, tool });
+            layer.order.insert(id, Arc::clone(&name));
+        }
+        Ok(Registration { registry: Arc::downgrade(self), scope: scope.cloned(), name, id, active: true })
+    }
+
+    pub(crate) fn unregister(&self, scope: Option<&ScopeKey>, name: &str, id: u64) {
+        // Take the entry out under the lock; drop it after releasing it.
+        let removed;
+        {
+            let mut layers = self.write();
+            let layer = match scope {
+                None => Some(&mut layers.global),
+                Some(key) => layers.scoped.get_mut(key),
+            };
+            let Some(layer) = layer else { return };
+            removed = match layer.tools.get(name) {
+                Some(entry) if entry.id == id => Some(Arc::clone(&entry.tool)),
+                _ => None,
+            };
+            layer.remove_tool(name, id);
+            let empty = layer.is_empty();
+            if let (Some(key), true) = (scope, empty) {
+                layers.scoped.remove(key);
+            }
+        }
+        drop(removed);
+    }
+
+    /// Add a guard to a layer.
+    pub(crate) fn add_guard(self: &Arc<Self>, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
+        let id = next_id();
+        {
+            let mut layers = self.write();
+            let layer = match scope {
+                None => &mut layers.global,
+                Some(key) => layers.scoped.entry(key.clone()).or_default(),
+            };
+            layer.guards.push((id, guard));
+        }
+        let weak = Arc::downgrade(self);
+        let scope = scope.cloned();
+        HookGuard::new(move || {
+            let Some(registry) = weak.upgrade() else { return };
+            let mut layers = registry.write();
+            let layer = match &scope {
+                None => Some(&mut layers.global),
+                Some(key) => layers.scoped.get_mut(key),
+            };
+            let Some(layer) = layer else { return };
+            layer.guards.retain(|(g, _)| *g != id);
+            let empty = layer.is_empty();
+            if let (Some(key), true) = (&scope, empty) {
+                layers.scoped.remove(key);
+            }
+        })
+    }
+
+    /// The live guards a call of `agent` must pass: global first, then the scope chain farthest first.
+    pub(crate) fn guards_for(&self, agent: Option<&ScopeKey>) -> Vec<GuardFn> {
+        let layers = self.read();
+        let mut out: Vec<GuardFn> = layers.global.guards.iter().map(|(_, g)| Arc::clone(g)).collect();
+        if let Some(agent) = agent {
+            let chain: Vec<&ScopeKey> = agent.chain().collect();
+            for key in chain.into_iter().rev() {
+                if let Some(layer) = layers.scoped.get(key) {
+                    out.extend(layer.guards.iter().map(|(_, g)| Arc::clone(g)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The definition `scope` resolves `name` to: its own layer, then ancestors nearest first, then global.
+    pub(crate) fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
+        let layers = self.read();
+        if let Some(scope) = scope {
+            for key in scope.chain() {
+                if let Some(entry) = layers.scoped.get(key).and_then(|l| l.tools.get(name)) {
+                    return Some(Arc::clone(&entry.tool));
+                }
+            }
+        }
+        layers.global.tools.get(name).map(|e| Arc::clone(&e.tool))
+    }
+
+    /// Everything `scope` can see, in presentation order.
+    pub(crate) fn visible(&self, scope: Option<&ScopeKey>) -> Vec<Arc<RegisteredTool>> {
+        let layers = self.read();
+        let mut out: Vec<Arc<RegisteredTool>> = Vec::new();
+        let mut position: HashMap<Arc<str>, usize> = HashMap::new();
+        // A nearer same-named tool replaces the farther one in its first position (JavaScript `Map.set`).
+        let mut place = |name: &Arc<str>, tool: &Arc<RegisteredTool>| match position.get(name) {
+            Some(&i) => out[i] = Arc::clone(tool),
+            None => {
+                position.insert(Arc::clone(name), out.len());
+                out.push(Arc::clone(tool));
+            }
+        };
+        for (name, tool) in layers.global.ordered() {
+            place(name, tool);
+        }
+        if let Some(scope) = scope {
+            let chain: Vec<&ScopeKey> = scope.chain().collect();
+            for key in chain.into_iter().rev() {
+                if let Some(layer) = layers.scoped.get(key) {
+                    for (name, tool) in layer.ordered() {
+                        place(name, tool);
+                    }
+                }
+            }
+        }
+        drop(place);
+        out
+    }
+}

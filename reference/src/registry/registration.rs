@@ -1,0 +1,57 @@
+//! [`Registration`]: the RAII handle of one registered tool.
+//!
+//! Spec: REG (disposal unregisters exactly the registration it came from).
+
+use std::sync::{Arc, Weak};
+
+use super::Registry;
+use crate::scope::ScopeKey;
+
+/// Keeps a tool registered; dropping it (or [`dispose`](Registration::dispose)) unregisters exactly this
+/// registration (a later same-name registration in the layer is untouched).
+#[must_use = "dropping the registration unregisters the tool immediately"]
+pub struct Registration {
+    pub(crate) registry: Weak<Registry>,
+    pub(crate) scope: Option<ScopeKey>,
+    pub(crate) name: Arc<str>,
+    pub(crate) id: u64,
+    pub(crate) active: bool,
+}
+
+impl Registration {
+    /// The registered name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Unregister now.
+    pub fn dispose(mut self) {
+        self.release();
+    }
+
+    /// Keep the tool registered for the rest of the runtime's life.
+    pub fn forget(mut self) {
+        self.active = false;
+    }
+
+    fn release(&mut self) {
+        if !std::mem::take(&mut self.active) {
+            return;
+        }
+        if let Some(registry) = self.registry.upgrade() {
+            registry.unregister(self.scope.as_ref(), &self.name, self.id);
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration").field("name", &self.name).field("scope", &self.scope).finish()
+    }
+}

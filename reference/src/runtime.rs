@@ -1,0 +1,122 @@
+//! [`ToolRuntime`]: the service facade (cheap to clone) over the registry, the hook lists and the pipeline.
+//!
+//! Spec: REG (register/get/schemas), PIPE (execute, executionMode).
+
+use std::sync::Arc;
+
+use crate::definition::{ToolDefinition, ToolSchema};
+use crate::error::RegisterError;
+use crate::execution::{ExecutionMode, ToolExecutionInput};
+use crate::hooks::{GuardFn, HookGuard, HookList, PreExecuteListener, ResultObserver};
+use crate::registry::{Registration, Registry};
+use crate::result::ToolExecutionResult;
+use crate::schema::validate::validate_json_schema_value;
+use crate::scope::ScopeKey;
+
+/// How tools are presented to the model. Only native function calling is implemented.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolMode {
+    /// Native function definitions.
+    #[default]
+    Native,
+}
+
+/// Runtime configuration (upstream's `tools` config row).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ToolsConfig {
+    /// Presentation mode.
+    pub mode: ToolMode,
+}
+
+pub(crate) struct Inner {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
+    pub(crate) observers: Arc<HookList<ResultObserver>>,
+    #[allow(dead_code)]
+    pub(crate) config: ToolsConfig,
+}
+
+/// The tool registry and execution pipeline.
+#[derive(Clone)]
+pub struct ToolRuntime {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRuntime").finish_non_exhaustive()
+    }
+}
+
+impl ToolRuntime {
+    /// A runtime with no tools and no hooks.
+    pub fn new(config: ToolsConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                registry: Arc::new(Registry::default()),
+                pre_execute: HookList::new(),
+                observers: HookList::new(),
+                config,
+            }),
+        }
+    }
+
+    /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
+    /// Dropping the returned handle unregisters.
+    pub fn register(&self, def: ToolDefinition, scope: Option<&ScopeKey>) -> Result<Registration, RegisterError> {
+        self.inner.registry.register(def, scope)
+    }
+
+    /// The schema `scope` resolves `name` to (shadowing applied).
+    pub fn get(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ToolSchema> {
+        self.inner.registry.resolve(name, scope).map(|t| t.schema.clone())
+    }
+
+    /// Schemas of everything `scope` can see, in presentation order.
+    pub fn schemas(&self, scope: Option<&ScopeKey>) -> Vec<ToolSchema> {
+        self.inner.registry.visible(scope).into_iter().map(|t| t.schema.clone()).collect()
+    }
+
+    /// Add a `tools/pre-execute` listener (global, or observing one agent scope and its nested scopes).
+    pub fn on_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
+        self.inner.pre_execute.add(scope, listener)
+    }
+
+    /// Add a monotonic guard (global, or applying to one agent scope).
+    pub fn guard(&self, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
+        self.inner.registry.add_guard(scope, guard)
+    }
+
+    /// Observe every final result (all scopes).
+    pub fn on_result(&self, observer: ResultObserver) -> HookGuard {
+        self.inner.observers.add(None, observer)
+    }
+
+    /// Observe final results of one agent scope (and its nested scopes) only.
+    pub fn on_result_in(&self, scope: &ScopeKey, observer: ResultObserver) -> HookGuard {
+        self.inner.observers.add(Some(scope), observer)
+    }
+
+    /// Run one call through the whole pipeline; always exactly one result.
+    pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        crate::pipeline::execute(&self.inner, input).await
+    }
+
+    /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:
+    /// and the arguments are valid); everything else is `Exclusive`.
+    pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
+        let Some(tool) = self.inner.registry.resolve(&input.name, input.agent.as_ref()) else {
+            return ExecutionMode::Exclusive;
+        };
+        let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
+        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
+            return ExecutionMode::Exclusive;
+        }
+        match crate::pipeline::contain(|| classify(&input.arguments)) {
+            Ok(Ok(true)) => ExecutionMode::Parallel,
+            _ => ExecutionMode::Exclusive,
+        }
+    }
+}

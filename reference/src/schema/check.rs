@@ -1,0 +1,219 @@
+//! The enforced raw JSON Schema subset (upstream `assertSupportedJsonSchema`): every violation of a raw
+//! schema, in upstream's walk order, with upstream's exact texts. Used for output declarations at
+//! registration and for the result of DSL compilation.
+//!
+//! Walks with an explicit task stack.
+//!
+//! Spec: REG (unsupported output declaration), OUT (output declaration).
+
+use serde_json::{Map, Value};
+
+use super::path::{PathId, Paths, ROOT, Seg};
+use crate::error::JsonSchemaError;
+use crate::value::{is_json_integer, is_json_number, js_scalar_eq};
+
+const CONSTRAINT_KEYWORDS: [&str; 8] =
+    ["type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"];
+const ANNOTATION_KEYWORDS: [&str; 4] = ["description", "title", "default", "examples"];
+pub(crate) const SCHEMA_TYPES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+const ONE_OF_SIBLING_KEYWORDS: [&str; 6] = ["properties", "required", "additionalProperties", "items", "enum", "const"];
+const SCALAR_TYPES: [&str; 5] = ["string", "number", "integer", "boolean", "null"];
+
+/// Whether a JSON value is valid for one scalar schema type.
+pub(crate) fn scalar_matches(ty: &str, value: &Value) -> bool {
+    match (ty, value) {
+        ("string", Value::String(_)) => true,
+        ("number", Value::Number(n)) => is_json_number(n),
+        ("integer", Value::Number(n)) => is_json_integer(n),
+        ("boolean", Value::Bool(_)) => true,
+        ("null", Value::Null) => true,
+        _ => false,
+    }
+}
+
+enum Task<'a> {
+    Enter(&'a Value, PathId),
+    OneOfTail(&'a Map<String, Value>, PathId),
+    ObjectTail(&'a Map<String, Value>, PathId),
+}
+
+/// Collect every subset violation of `schema` (rooted at the path `schema`).
+pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut paths = Paths::new("schema");
+    let mut tasks = vec![Task::Enter(schema, ROOT)];
+    while let Some(task) = tasks.pop() {
+        let (node, path) = match task {
+            Task::OneOfTail(node, path) => {
+                for key in ONE_OF_SIBLING_KEYWORDS {
+                    if node.contains_key(key) {
+                        violations.push(format!("{}.{key} is not supported beside oneOf", paths.render(path)));
+                    }
+                }
+                continue;
+            }
+            Task::ObjectTail(node, path) => {
+                object_tail(node, &paths, path, &mut violations);
+                continue;
+            }
+            Task::Enter(node, path) => (node, path),
+        };
+        let Value::Object(node) = node else {
+            violations.push(format!("{} must be a schema object", paths.render(path)));
+            continue;
+        };
+        for key in node.keys() {
+            if CONSTRAINT_KEYWORDS.contains(&key.as_str()) || ANNOTATION_KEYWORDS.contains(&key.as_str()) {
+                // Annotations are JSON by construction here, so always lossless.
+                continue;
+            }
+            violations.push(format!(
+                "{}.{key} is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)",
+                paths.render(path)
+            ));
+        }
+        if node.get("description").is_some_and(|d| !d.is_string()) {
+            violations.push(format!("{}.description must be a string", paths.render(path)));
+        }
+        if node.get("title").is_some_and(|d| !d.is_string()) {
+            violations.push(format!("{}.title must be a string", paths.render(path)));
+        }
+        let has_type = node.contains_key("type");
+        let one_of = node.get("oneOf");
+        if has_type && one_of.is_some() {
+            violations.push(format!("{} cannot declare both type and oneOf", paths.render(path)));
+            continue;
+        }
+        if !has_type && one_of.is_none() {
+            for key in ONE_OF_SIBLING_KEYWORDS {
+                if node.contains_key(key) {
+                    violations.push(format!("{}.{key} requires type or oneOf", paths.render(path)));
+                }
+            }
+            continue;
+        }
+        if let Some(one_of) = one_of {
+            tasks.push(Task::OneOfTail(node, path));
+            match one_of {
+                Value::Array(branches) if branches.len() >= 2 => {
+                    for (index, branch) in branches.iter().enumerate().rev() {
+                        let child = paths.push(path, Seg::OneOf(index));
+                        tasks.push(Task::Enter(branch, child));
+                    }
+                }
+                _ => violations.push(format!("{}.oneOf must be an array of at least two schemas", paths.render(path))),
+            }
+            continue;
+        }
+        let ty = match node.get("type") {
+            Some(Value::String(t)) if SCHEMA_TYPES.contains(&t.as_str()) => t.as_str(),
+            Some(Value::Array(_)) => {
+                violations.push(format!(
+                    "{}.type must be a single type string (type arrays are not supported)",
+                    paths.render(path)
+                ));
+                continue;
+            }
+            _ => {
+                violations.push(format!("{}.type must be one of {}", paths.render(path), SCHEMA_TYPES.join("/")));
+                continue;
+            }
+        };
+        let allowed_for: [(&str, &[&str]); 6] = [
+            ("properties", &["object"]),
+            ("required", &["object"]),
+            ("additionalProperties", &["object"]),
+            ("items", &["array"]),
+            ("enum", &SCALAR_TYPES),
+            ("const", &SCALAR_TYPES),
+        ];
+        for (key, types) in allowed_for {
+            if node.contains_key(key) && !types.contains(&ty) {
+                violations.push(format!("{}.{key} is not supported on type \"{ty}\"", paths.render(path)));
+            }
+        }
+        match ty {
+            "object" => {
+                tasks.push(Task::ObjectTail(node, path));
+                if let Some(properties) = node.get("properties") {
+                    match properties {
+                        Value::Object(props) => {
+                            let entries: Vec<_> = props.iter().collect();
+                            for (key, child) in entries.into_iter().rev() {
+                                let child_path = paths.push(path, Seg::Property(key));
+                                tasks.push(Task::Enter(child, child_path));
+                            }
+                        }
+                        _ => violations.push(format!("{}.properties must be an object of schemas", paths.render(path))),
+                    }
+                }
+            }
+            "array" => {
+                if let Some(items) = node.get("items") {
+                    let child = paths.push(path, Seg::Dot("items"));
+                    tasks.push(Task::Enter(items, child));
+                }
+            }
+            _ => scalar_node(node, ty, &paths, path, &mut violations),
+        }
+    }
+    violations
+}
+
+/// Object-only fields, checked after the property schemas were visited.
+fn object_tail(node: &Map<String, Value>, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
+    if let Some(required) = node.get("required") {
+        match required {
+            Value::Array(names) if names.iter().all(Value::is_string) => {
+                let declared = match node.get("properties") {
+                    Some(Value::Object(props)) => Some(props),
+                    _ => None,
+                };
+                for name in names.iter().filter_map(Value::as_str) {
+                    if !declared.is_some_and(|d| d.contains_key(name)) {
+                        violations.push(format!(
+                            "{}.required names \"{name}\" which is not in properties",
+                            paths.render(path)
+                        ));
+                    }
+                }
+            }
+            _ => violations.push(format!("{}.required must be an array of strings", paths.render(path))),
+        }
+    }
+    if node.get("additionalProperties").is_some_and(|a| !a.is_boolean()) {
+        violations.push(format!("{}.additionalProperties must be a boolean", paths.render(path)));
+    }
+}
+
+/// `enum` / `const` on a scalar node.
+fn scalar_node(node: &Map<String, Value>, ty: &str, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
+    let allowed = node.get("enum");
+    let enum_valid = match allowed {
+        Some(Value::Array(entries)) => !entries.is_empty() && entries.iter().all(|e| scalar_matches(ty, e)),
+        _ => false,
+    };
+    if allowed.is_some() && !enum_valid {
+        violations.push(format!("{}.enum must be a non-empty array of {ty} values", paths.render(path)));
+    }
+    if let Some(declared) = node.get("const") {
+        if !scalar_matches(ty, declared) {
+            violations.push(format!("{}.const must be a {ty} value", paths.render(path)));
+        } else if enum_valid {
+            let listed = match allowed {
+                Some(Value::Array(entries)) => entries.iter().any(|e| js_scalar_eq(e, declared)),
+                _ => true,
+            };
+            if !listed {
+                let rendered = paths.render(path);
+                violations.push(format!("{rendered}.const must be one of {rendered}.enum when both are declared"));
+            }
+        }
+    }
+}
+
+/// Assert the subset, failing with every violation.
+pub fn assert_supported_json_schema(schema: &Value) -> Result<(), JsonSchemaError> {
+    let violations = schema_violations(schema);
+    if violations.is_empty() { Ok(()) } else { Err(JsonSchemaError::new(violations)) }
+}

@@ -1,0 +1,367 @@
+//! JSON value helpers that mirror JavaScript semantics where upstream's observable strings depend on them:
+//! number predicates and formatting (`JSON.stringify`), property order of a lossless snapshot
+//! (array-index keys first), and stack-safe clone / drop of arbitrarily deep values.
+//!
+//! Every walk here uses an explicit work stack: `serde_json::Value`'s own `clone`, `drop`, `==` and
+//! `Debug` recurse and overflow on values 100,000 levels deep.
+//!
+//! Spec: OUT (canonical values), ARG (lossless argument snapshot).
+
+use serde_json::{Map, Number, Value};
+
+/// The number as JavaScript sees it (an IEEE double).
+pub(crate) fn js_f64(n: &Number) -> f64 {
+    n.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Lossless finite JSON number, excluding negative zero (upstream `isJsonNumber`).
+pub(crate) fn is_json_number(n: &Number) -> bool {
+    if n.is_i64() || n.is_u64() {
+        return true;
+    }
+    let f = js_f64(n);
+    f.is_finite() && !(f == 0.0 && f.is_sign_negative())
+}
+
+/// `Number.isInteger` over a lossless JSON number.
+pub(crate) fn is_json_integer(n: &Number) -> bool {
+    if n.is_i64() || n.is_u64() {
+        return true;
+    }
+    let f = js_f64(n);
+    is_json_number(n) && f.fract() == 0.0
+}
+
+/// Scalar equality as JavaScript's `===` / `Array.prototype.includes` see it for JSON scalars.
+/// Containers never compare equal (identity in JavaScript).
+pub(crate) fn js_scalar_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => js_f64(x) == js_f64(y),
+        _ => false,
+    }
+}
+
+/// Format a double the way JavaScript's `Number.prototype.toString` (and `JSON.stringify`) does.
+pub(crate) fn js_number_string(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    if f == 0.0 {
+        return "0".to_owned();
+    }
+    // Rust's `{:e}` yields the shortest round-trip digits, e.g. "-1.2345e-7".
+    let formatted = format!("{f:e}");
+    let (mantissa, exponent) = match formatted.split_once('e') {
+        Some(parts) => parts,
+        None => return formatted,
+    };
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    let n = exponent + 1;
+    let mut out = String::from(sign);
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
+/// `JSON.stringify` of a scalar or an array of scalars (what enum/const diagnostics print).
+/// Containers nested deeper are printed by serde_json (never reached for asserted schemas).
+pub(crate) fn js_stringify_shallow(value: &Value) -> String {
+    fn scalar(out: &mut String, v: &Value) {
+        match v {
+            Value::Number(n) => out.push_str(&js_number_string(js_f64(n))),
+            Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Array(_) | Value::Object(_) => out.push_str(&serde_json::to_string(v).unwrap_or_default()),
+        }
+    }
+    let mut out = String::new();
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                scalar(&mut out, item);
+            }
+            out.push(']');
+        }
+        other => scalar(&mut out, other),
+    }
+    out
+}
+
+/// Whether a property key is an array index, which JavaScript enumerates first, ascending.
+fn array_index(key: &str) -> Option<u32> {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return None;
+    }
+    let n: u64 = key.parse().ok()?;
+    // 2^32 - 1 is not an array index.
+    if n < u64::from(u32::MAX) { u32::try_from(n).ok() } else { None }
+}
+
+/// Reorder every object in place into JavaScript's own-property order (array-index keys ascending,
+/// then the rest in insertion order), which is the order a lossless JS snapshot exposes.
+pub(crate) fn js_property_order(root: &mut Value) {
+    let mut stack: Vec<&mut Value> = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if map.keys().any(|k| array_index(k).is_some()) {
+                    let taken = std::mem::take(map);
+                    let mut entries: Vec<(Option<u32>, usize, String, Value)> = taken
+                        .into_iter()
+                        .enumerate()
+                        .map(|(pos, (k, v))| (array_index(&k), pos, k, v))
+                        .collect();
+                    entries.sort_by_key(|(idx, pos, _, _)| match idx {
+                        Some(i) => (0u8, u64::from(*i)),
+                        None => (1u8, *pos as u64),
+                    });
+                    let mut rebuilt = Map::with_capacity(entries.len());
+                    for (_, _, k, v) in entries {
+                        rebuilt.insert(k, v);
+                    }
+                    *map = rebuilt;
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// One container under construction in a bottom-up rebuild.
+enum Shape {
+    Array(Vec<Slot>),
+    Object(Vec<(String, Slot)>),
+}
+
+/// A child position: an inline leaf or an arena node built later (higher index).
+enum Slot {
+    Leaf(Value),
+    Node(usize),
+}
+
+/// Clone a value of any depth without recursion.
+pub fn deep_clone(root: &Value) -> Value {
+    match root {
+        Value::Array(_) | Value::Object(_) => {}
+        leaf => return leaf.clone(),
+    }
+    let mut shapes: Vec<Shape> = Vec::new();
+    // (source container, parent shape index and slot position to patch)
+    let mut stack: Vec<(&Value, Option<(usize, usize)>)> = vec![(root, None)];
+    while let Some((source, parent)) = stack.pop() {
+        let index = shapes.len();
+        if let Some((p, pos)) = parent {
+            match &mut shapes[p] {
+                Shape::Array(slots) => slots[pos] = Slot::Node(index),
+                Shape::Object(slots) => slots[pos].1 = Slot::Node(index),
+            }
+        }
+        match source {
+            Value::Array(items) => {
+                let mut slots = Vec::with_capacity(items.len());
+                for (pos, item) in items.iter().enumerate() {
+                    match item {
+                        Value::Array(_) | Value::Object(_) => {
+                            slots.push(Slot::Leaf(Value::Null));
+                            stack.push((item, Some((index, pos))));
+                        }
+                        leaf => slots.push(Slot::Leaf(leaf.clone())),
+                    }
+                }
+                shapes.push(Shape::Array(slots));
+            }
+            Value::Object(map) => {
+                let mut slots = Vec::with_capacity(map.len());
+                for (pos, (key, item)) in map.iter().enumerate() {
+                    match item {
+                        Value::Array(_) | Value::Object(_) => {
+                            slots.push((key.clone(), Slot::Leaf(Value::Null)));
+                            stack.push((item, Some((index, pos))));
+                        }
+                        leaf => slots.push((key.clone(), Slot::Leaf(leaf.clone()))),
+                    }
+                }
+                shapes.push(Shape::Object(slots));
+            }
+            _ => {}
+        }
+    }
+    assemble(shapes)
+}
+
+/// Build the value from an arena whose children always have higher indices than their parents.
+fn assemble(shapes: Vec<Shape>) -> Value {
+    let mut built: Vec<Option<Value>> = Vec::with_capacity(shapes.len());
+    built.resize_with(shapes.len(), || None);
+    let take = |slot: Slot, built: &mut Vec<Option<Value>>| match slot {
+        Slot::Leaf(v) => v,
+        Slot::Node(i) => built.get_mut(i).and_then(Option::take).unwrap_or(Value::Null),
+    };
+    for (index, shape) in shapes.into_iter().enumerate().rev() {
+        let value = match shape {
+            Shape::Array(slots) => Value::Array(slots.into_iter().map(|s| take(s, &mut built)).collect()),
+            Shape::Object(slots) => {
+                let mut map = Map::with_capacity(slots.len());
+                for (k, s) in slots {
+                    let v = take(s, &mut built);
+                    map.insert(k, v);
+                }
+                Value::Object(map)
+            }
+        };
+        built[index] = Some(value);
+    }
+    built.first_mut().and_then(Option::take).unwrap_or(Value::Null)
+}
+
+/// Drop a value of any depth without recursion.
+pub fn dismantle(root: Value) {
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// Builder for the DSL compiler: an arena of objects/arrays assembled bottom-up without recursion.
+pub(crate) struct TreeBuilder {
+    shapes: Vec<Shape>,
+}
+
+impl TreeBuilder {
+    pub(crate) fn new() -> Self {
+        Self { shapes: Vec::new() }
+    }
+
+    /// Start a new object node; its index is always higher than every node created before it.
+    pub(crate) fn object(&mut self) -> usize {
+        self.shapes.push(Shape::Object(Vec::new()));
+        self.shapes.len() - 1
+    }
+
+    /// Start a new array node.
+    pub(crate) fn array(&mut self) -> usize {
+        self.shapes.push(Shape::Array(Vec::new()));
+        self.shapes.len() - 1
+    }
+
+    /// Append a leaf field to an object node.
+    pub(crate) fn set_leaf(&mut self, node: usize, key: &str, value: Value) {
+        if let Some(Shape::Object(fields)) = self.shapes.get_mut(node) {
+            fields.push((key.to_owned(), Slot::Leaf(value)));
+        }
+    }
+
+    /// Append a field referring to a later-created node.
+    pub(crate) fn set_node(&mut self, node: usize, key: &str, child: usize) {
+        if let Some(Shape::Object(fields)) = self.shapes.get_mut(node) {
+            fields.push((key.to_owned(), Slot::Node(child)));
+        }
+    }
+
+    /// Append an element referring to a later-created node.
+    pub(crate) fn push_node(&mut self, node: usize, child: usize) {
+        if let Some(Shape::Array(items)) = self.shapes.get_mut(node) {
+            items.push(Slot::Node(child));
+        }
+    }
+
+    /// Assemble node 0 as the root.
+    pub(crate) fn finish(self) -> Value {
+        assemble(self.shapes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn js_number_formatting() {
+        let cases = [
+            (1.5, "1.5"),
+            (1e21, "1e+21"),
+            (1e-7, "1e-7"),
+            (100.0, "100"),
+            (0.5, "0.5"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (-2.5e-6, "-0.0000025"),
+            (1.2345e25, "1.2345e+25"),
+            (-0.0, "0"),
+        ];
+        for (f, s) in cases {
+            assert_eq!(js_number_string(f), s);
+        }
+    }
+
+    #[test]
+    fn property_order_puts_indices_first() {
+        let mut v: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":{"2":0,"x":1,"1":2},"01":3,"1":4}"#)
+            .unwrap_or(Value::Null);
+        js_property_order(&mut v);
+        assert_eq!(v.to_string(), r#"{"1":4,"10":2,"b":1,"a":{"1":2,"2":0,"x":1},"01":3}"#);
+    }
+
+    #[test]
+    fn deep_clone_and_dismantle_do_not_overflow() {
+        let mut v = Value::Null;
+        for _ in 0..100_000 {
+            v = Value::Array(vec![v]);
+        }
+        let c = deep_clone(&v);
+        let mut depth = 0;
+        let mut cur = &c;
+        while let Value::Array(items) = cur {
+            depth += 1;
+            cur = &items[0];
+        }
+        assert_eq!(depth, 100_000);
+        dismantle(c);
+        dismantle(v);
+    }
+}
