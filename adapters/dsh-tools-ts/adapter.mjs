@@ -846,9 +846,14 @@ const METHODS = {
     if (sessions.has(id)) throw new AdapterError(`session "${id}" is already open`);
     const session = new FixtureSession(id);
     sessions.set(id, session);
+    // Requests for this session that arrive while it opens wait for the open to finish.
+    let opened;
+    session.ready = new Promise((resolve) => { opened = resolve; });
     try {
       await session.open(params.setup);
+      opened(true);
     } catch (error) {
+      opened(false);
       sessions.delete(id);
       session.closed = true;
       session.root?.fiber?.dispose?.().catch?.(() => {});
@@ -1034,7 +1039,10 @@ async function handle(message) {
   if (fn === undefined) return fail(-32601, `unknown method "${method}"`);
   let session;
   try {
-    if (method !== 'initialize' && method !== 'session/open') session = sessionOf(params);
+    if (method !== 'initialize' && method !== 'session/open') {
+      session = sessionOf(params);
+      if (session.ready !== undefined && !(await session.ready)) throw new AdapterError(`session "${session.id}" failed to open`);
+    }
     const result = await fn(params ?? {}, session);
     if (method === 'initialize') return reply(result);
     if (result?._final !== undefined) return reply(result._final);
@@ -1054,7 +1062,7 @@ process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason?
 process.on('uncaughtException', (error) => log(`uncaught exception: ${error?.stack ?? error}`));
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-let pending = Promise.resolve();
+const inFlight = new Set();
 lines.on('line', (line) => {
   if (line.trim() === '') return;
   let message;
@@ -1070,12 +1078,14 @@ lines.on('line', (line) => {
   }
   if (message.id === undefined) return; // a notification: nothing to answer
   // The harness sends one request at a time; requests still run as they arrive.
-  pending = handle(message);
+  const request = handle(message);
+  inFlight.add(request);
+  request.finally(() => inFlight.delete(request));
 });
-lines.on('close', () => {
-  pending.finally(() => {
-    log('stdin closed; exiting');
-    process.exitCode = 0;
-    setImmediate(() => process.exit(0));
-  });
+lines.on('close', async () => {
+  // Answer what was asked before stdin closed, then leave.
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  log('stdin closed; exiting');
+  // Large lines may still sit in the pipe's write queue: exit only once everything written has flushed.
+  process.stdout.write('', () => process.exit(0));
 });
