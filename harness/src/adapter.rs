@@ -22,6 +22,8 @@ use serde_json::Value;
 
 mod wire;
 
+pub use wire::PROTOCOL_VERSION;
+
 /// How many stderr lines a crash report keeps.
 const STDERR_TAIL_LINES: usize = 40;
 /// Stack of the stdout reader thread: parsing and moving deep values is recursive.

@@ -2,3 +2,5 @@
 //! expectations, JSON Lines reports, the conformance matrix) and the reference served over the protocol.
 
 pub mod adapter;
+pub mod run;
+pub mod refserver;

@@ -1,0 +1,111 @@
+//! Command-line parsing: our own flags first, the rest handed to libtest-mimic's `Arguments`.
+//!
+//! ```text
+//! dsh-harness [--adapter CMD] [--spec DIR] [--report FILE.jsonl] [--expectations FILE.yaml]
+//!             [--step-timeout SECS] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
+//! dsh-harness matrix REPORT.jsonl... [--update README.md]
+//! ```
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default spec directory: the workspace's `spec/`, fixed at build time.
+pub const DEFAULT_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec");
+/// Default per-request timeout (`conformance/PROTOCOL.md` § Lifecycle).
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What to do.
+#[derive(Debug)]
+pub enum Command {
+    /// Run the suite.
+    Run(RunOptions),
+    /// Print (or splice into a file) the conformance matrix of some reports.
+    Matrix {
+        /// The JSON Lines reports.
+        reports: Vec<PathBuf>,
+        /// A Markdown file whose `<!-- matrix:begin -->`/`<!-- matrix:end -->` section is replaced.
+        update: Option<PathBuf>,
+    },
+}
+
+/// Options of a suite run.
+#[derive(Debug)]
+pub struct RunOptions {
+    /// `sh -c` command line of an adapter; `None` runs the reference in-process.
+    pub adapter: Option<String>,
+    /// The spec directory.
+    pub spec: PathBuf,
+    /// Where to write the JSON Lines report.
+    pub report: Option<PathBuf>,
+    /// The expectations file.
+    pub expectations: Option<PathBuf>,
+    /// Per-request timeout.
+    pub step_timeout: Duration,
+    /// libtest-mimic's arguments.
+    pub libtest: libtest_mimic::Arguments,
+    /// Whether `--test-threads` was given.
+    pub threads_given: bool,
+}
+
+/// Parses the process arguments (without the program name).
+pub fn parse(args: Vec<String>) -> Result<Command, String> {
+    if args.first().map(String::as_str) == Some("matrix") {
+        return parse_matrix(&args[1..]);
+    }
+    let mut adapter = None;
+    let mut spec = PathBuf::from(DEFAULT_SPEC);
+    let mut report = None;
+    let mut expectations = None;
+    let mut step_timeout = DEFAULT_STEP_TIMEOUT;
+    let mut rest = vec!["dsh-harness".to_owned()];
+    let mut threads_given = false;
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| inline.clone().or_else(|| it.next()).ok_or(format!("{name} needs a value"));
+        match flag.as_str() {
+            "--adapter" => adapter = Some(value("--adapter")?),
+            "--spec" => spec = PathBuf::from(value("--spec")?),
+            "--report" => report = Some(PathBuf::from(value("--report")?)),
+            "--expectations" => expectations = Some(PathBuf::from(value("--expectations")?)),
+            "--step-timeout" => {
+                let text = value("--step-timeout")?;
+                let secs: f64 = text.parse().map_err(|_| format!("--step-timeout: `{text}` is not a number"))?;
+                step_timeout = Duration::try_from_secs_f64(secs)
+                    .map_err(|_| format!("--step-timeout: `{text}` is not a duration"))?;
+            }
+            _ => {
+                threads_given |= flag == "--test-threads";
+                rest.push(arg);
+            }
+        }
+    }
+    let libtest = libtest_mimic::Arguments::from_iter(rest);
+    Ok(Command::Run(RunOptions { adapter, spec, report, expectations, step_timeout, libtest, threads_given }))
+}
+
+fn parse_matrix(args: &[String]) -> Result<Command, String> {
+    let mut reports = Vec::new();
+    let mut update = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--update" => update = Some(PathBuf::from(it.next().ok_or("--update needs a file")?)),
+            a if a.starts_with("--update=") => update = Some(PathBuf::from(&a["--update=".len()..])),
+            a if a.starts_with('-') => return Err(format!("matrix: unknown flag `{a}`")),
+            a => reports.push(PathBuf::from(a)),
+        }
+    }
+    if reports.is_empty() {
+        return Err("matrix needs at least one REPORT.jsonl".into());
+    }
+    Ok(Command::Matrix { reports, update })
+}
+
+/// The major part of a `MAJOR.MINOR` protocol version.
+pub fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version)
+}

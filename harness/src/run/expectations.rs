@@ -1,0 +1,132 @@
+//! The expectations file of one implementation: which scenarios fail, how, and why.
+//!
+//! ```yaml
+//! - id: reg-duplicate-global-name-throws
+//!   outcome: FAIL          # FAIL | ERROR | TIMEOUT | CRASH | SKIP
+//!   reason: upstream keeps the second registration (issue #12)
+//! ```
+//! Strict both ways: an unlisted failure fails the run; a listed scenario that passes is XPASS and fails
+//! the run; a listed failure with a different outcome fails the run; an unknown id, a duplicate id, a
+//! missing reason or an unknown outcome is an error. `SKIP` entries are not run at all.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::outcome::{Outcome, Verdict};
+
+/// One entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The expected outcome.
+    pub outcome: Outcome,
+    /// Why (required).
+    pub reason: String,
+}
+
+/// A loaded expectations file.
+#[derive(Debug, Default)]
+pub struct Expectations {
+    entries: HashMap<String, Entry>,
+}
+
+/// A problem in the expectations file, at a line.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    id: String,
+    outcome: String,
+    reason: Option<String>,
+    issue: Option<String>,
+}
+
+impl Expectations {
+    /// Loads `path`, checking every id against `known` scenario ids.
+    pub fn load(path: &Path, known: &HashSet<&str>) -> (Expectations, Vec<Problem>) {
+        let mut problems = Vec::new();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => return (Expectations::default(), vec![Problem { line: 0, message: e.to_string() }]),
+        };
+        let raw: Option<Vec<RawEntry>> = match serde_yaml::from_str(&text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let line = e.location().map_or(0, |l| l.line());
+                return (Expectations::default(), vec![Problem { line, message: e.to_string() }]);
+            }
+        };
+        let mut entries = HashMap::new();
+        for entry in raw.unwrap_or_default() {
+            let line = text.lines().position(|l| l.contains(&entry.id)).map_or(0, |i| i + 1);
+            let mut problem = |message: String| problems.push(Problem { line, message });
+            let outcome = match Outcome::parse(&entry.outcome) {
+                Some(o @ (Outcome::Fail | Outcome::Error | Outcome::Timeout | Outcome::Crash | Outcome::Skip)) => o,
+                _ => {
+                    problem(format!("`{}`: outcome `{}` is not one of FAIL, ERROR, TIMEOUT, CRASH, SKIP", entry.id, entry.outcome));
+                    continue;
+                }
+            };
+            let reason = match entry.reason.map(|r| r.trim().to_owned()) {
+                Some(r) if !r.is_empty() => r,
+                _ => {
+                    problem(format!("`{}`: every entry needs a `reason`", entry.id));
+                    continue;
+                }
+            };
+            if !known.contains(entry.id.as_str()) {
+                problem(format!("unknown scenario id `{}` (stale entry, or a typo?)", entry.id));
+                continue;
+            }
+            if entries.contains_key(&entry.id) {
+                problem(format!("`{}` is listed twice", entry.id));
+                continue;
+            }
+            let reason = match entry.issue {
+                Some(issue) => format!("{reason} ({issue})"),
+                None => reason,
+            };
+            entries.insert(entry.id, Entry { outcome, reason });
+        }
+        (Expectations { entries }, problems)
+    }
+
+    /// The entry for a scenario id.
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.entries.get(id)
+    }
+}
+
+/// Applies the entry (if any) to a scenario's verdict.
+pub fn apply(entry: Option<&Entry>, mut verdict: Verdict) -> Verdict {
+    let Some(entry) = entry else { return verdict };
+    let label = verdict.label();
+    match verdict.outcome {
+        Outcome::Pass => {
+            verdict.outcome = Outcome::Xpass;
+            verdict.detail = None;
+            verdict.message = format!(
+                "listed as {} ({}) but passed: the entry is stale, remove it from the expectations file",
+                entry.outcome, entry.reason
+            );
+        }
+        Outcome::Skip => {}
+        outcome if outcome == entry.outcome => {
+            verdict.outcome = Outcome::Xfail;
+            verdict.detail = Some(label);
+            verdict.message = format!("expected: {}\n{}", entry.reason, verdict.message);
+        }
+        _ => {
+            verdict.message = format!("listed as {} ({}), but got {label}: {}", entry.outcome, entry.reason, verdict.message);
+        }
+    }
+    verdict
+}

@@ -1,0 +1,108 @@
+//! One trial: lease a subject, check the scenario on a large-stack thread, apply the expectations, record,
+//! and tell libtest-mimic.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dsh_conformance::Scenario;
+use libtest_mimic::{Completion, Failed};
+
+use super::expectations::{self, Expectations};
+use super::outcome::{Outcome, Verdict};
+use super::pool::Pool;
+use super::report::{Report, TrialRecord};
+use super::suite;
+
+/// Stack of the thread each trial runs on: deep values are dropped, cloned and compared recursively.
+const TRIAL_STACK: usize = 256 << 20;
+/// How many transcript lines a failure message shows (the report keeps them all).
+const MESSAGE_TRANSCRIPT_LINES: usize = 30;
+
+/// What every trial shares.
+pub struct Context {
+    /// The subjects.
+    pub pool: Pool,
+    /// The report and tally.
+    pub report: Report,
+    /// The expectations file (empty when none).
+    pub expectations: Expectations,
+    /// Per-request timeout.
+    pub step_timeout: Duration,
+}
+
+/// Runs one scenario as a trial.
+pub fn run_scenario(ctx: &Arc<Context>, id: &str, file: &str, rules: &[String], scenario: Scenario) -> Result<Completion, Failed> {
+    let started = Instant::now();
+    let shared = Arc::clone(ctx);
+    let verdict = on_big_stack(move || check(&shared, scenario));
+    let entry = ctx.expectations.get(id);
+    let verdict = expectations::apply(entry, verdict);
+    let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
+    ctx.report.record(&record);
+    to_libtest(&verdict)
+}
+
+/// Records a verdict decided without running anything (load errors, skips) and tells libtest-mimic.
+pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &Verdict) -> Result<Completion, Failed> {
+    let entry = ctx.expectations.get(id);
+    let record = TrialRecord { id, file, rules, verdict, expected: entry, duration: Duration::ZERO };
+    ctx.report.record(&record);
+    to_libtest(verdict)
+}
+
+fn check(ctx: &Context, scenario: Scenario) -> Verdict {
+    let mut lease = match ctx.pool.lease() {
+        Ok(lease) => lease,
+        Err(e) => return suite::subject_error(e, "initialize (adapter restart)"),
+    };
+    let _stale = lease.subject.take_transcript();
+    let mut verdict = suite::check(&mut *lease.subject, &scenario, ctx.step_timeout);
+    let transcript = lease.subject.take_transcript();
+    if verdict.transcript.is_empty() {
+        verdict.transcript = transcript;
+    }
+    lease.needs_restart = matches!(verdict.outcome, Outcome::Crash | Outcome::Timeout)
+        || (verdict.outcome == Outcome::Error && verdict.detail.as_deref() == Some("adapter"));
+    ctx.pool.give_back(lease);
+    verdict
+}
+
+/// Runs `f` on a thread with a large stack; a panic becomes `ERROR(harness)`.
+fn on_big_stack(f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
+    let spawned = std::thread::Builder::new().name("trial".into()).stack_size(TRIAL_STACK).spawn(f);
+    let joined = match spawned {
+        Ok(handle) => handle.join(),
+        Err(e) => return Verdict::new(Outcome::Error, Some("harness"), format!("cannot start a trial thread: {e}")),
+    };
+    joined.unwrap_or_else(|panic| {
+        let text = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "(no message)".into());
+        Verdict::new(Outcome::Error, Some("harness"), format!("the harness panicked: {text}"))
+    })
+}
+
+fn to_libtest(verdict: &Verdict) -> Result<Completion, Failed> {
+    match verdict.outcome {
+        Outcome::Pass | Outcome::Xfail => Ok(Completion::Completed),
+        Outcome::Skip => Ok(Completion::ignored_with(verdict.label() + ": " + &verdict.message)),
+        _ => {
+            let mut text = format!("{}: {}", verdict.label(), verdict.message);
+            if !verdict.transcript.is_empty() {
+                let skip = verdict.transcript.len().saturating_sub(MESSAGE_TRANSCRIPT_LINES);
+                text.push_str("\ntranscript");
+                if skip > 0 {
+                    text.push_str(&format!(" (last {MESSAGE_TRANSCRIPT_LINES} lines; the report has all)"));
+                }
+                text.push(':');
+                for line in &verdict.transcript[skip..] {
+                    text.push_str("\n  ");
+                    text.push_str(line);
+                }
+            }
+            Err(text.into())
+        }
+    }
+}
