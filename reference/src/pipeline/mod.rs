@@ -134,3 +134,114 @@ impl<T> Future for Contained<'_, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::{Value, json};
+
+    use crate::definition::{OutputDeclaration, Parameters, ToolDefinition};
+    use crate::error::{ErrorCode, ToolFailure};
+    use crate::execution::ToolExecutionInput;
+    use crate::hooks::pre_execute_fn;
+    use crate::runtime::{ToolRuntime, ToolsConfig};
+
+    fn def(name: &str, body_calls: Arc<AtomicUsize>) -> ToolDefinition {
+        ToolDefinition::new(
+            name,
+            "d",
+            Parameters::Dsl(json!({"a": {"type": "string", "required": true}})),
+            OutputDeclaration {
+                schema: json!({"type":"string"}),
+                render: Arc::new(|_, v| Ok(vec![json!({"type":"text","text": v})])),
+                presentation_meta: None,
+            },
+            Arc::new(move |args, ctx| {
+                body_calls.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async move {
+                    if args.get("a") == Some(&json!("panic")) {
+                        panic!("body panicked");
+                    }
+                    if args.get("a") == Some(&json!("cancel")) {
+                        ctx.signal.cancel();
+                    }
+                    Ok(json!("ok"))
+                })
+            }),
+        )
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        match tokio::runtime::Builder::new_current_thread().build() {
+            Ok(rt) => rt.block_on(f),
+            Err(e) => panic!("runtime: {e}"),
+        }
+    }
+
+    #[test]
+    fn every_outcome_is_observed_exactly_once() {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let body_calls = Arc::new(AtomicUsize::new(0));
+        let _t = rt.register(def("t", Arc::clone(&body_calls)), None);
+        let seen = Arc::new(Mutex::new(Vec::<(String, bool)>::new()));
+        let sink = Arc::clone(&seen);
+        let _o = rt.on_result(Arc::new(move |exec, result| {
+            if let Ok(mut s) = sink.lock() {
+                s.push((exec.call_id.clone(), result.is_error()));
+            }
+        }));
+        let _deny = rt.on_pre_execute(
+            None,
+            pre_execute_fn(|exec, next| {
+                Box::pin(async move {
+                    match exec.arguments.get("a").and_then(Value::as_str) {
+                        Some("deny") => Ok(crate::hooks::PreToolDecision::Deny { reason: "no".into() }),
+                        Some("throw") => Err(ToolFailure::message("listener failed")),
+                        _ => next.run().await,
+                    }
+                })
+            }),
+        );
+        let cases = ["ok", "deny", "throw", "panic", "cancel", "pre-cancel", "invalid", "unknown"];
+        block_on(async {
+            for case in cases {
+                let name = if case == "unknown" { "missing" } else { "t" };
+                let args = if case == "invalid" { json!({}) } else { json!({"a": case}) };
+                let input = ToolExecutionInput::new(case, name, args);
+                if case == "pre-cancel" {
+                    input.signal.cancel();
+                }
+                let result = rt.execute(input).await;
+                match case {
+                    "ok" => assert!(!result.is_error()),
+                    "cancel" => assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED)),
+                    "pre-cancel" => assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED_BEFORE_DISPATCH)),
+                    "invalid" => assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS)),
+                    "unknown" => assert_eq!(result.error_code(), Some(&ErrorCode::UNKNOWN_TOOL)),
+                    _ => assert!(result.is_error()),
+                }
+            }
+        });
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        let ids: Vec<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, cases);
+        // Bodies ran for ok, panic, cancel and invalid (the DSL check sits inside the body position).
+        assert_eq!(body_calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn deep_arguments_are_validated_and_dropped_without_overflow() {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let _t = rt.register(def("t", Arc::new(AtomicUsize::new(0))), None);
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let mut args = serde_json::Map::new();
+        args.insert("a".into(), deep);
+        let result = block_on(rt.execute(ToolExecutionInput::new("c", "t", Value::Object(args))));
+        assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
+    }
+}

@@ -260,7 +260,71 @@ impl Registry {
                 }
             }
         }
-        drop(place);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::OutputDeclaration;
+    use serde_json::json;
+
+    fn def(name: &str) -> ToolDefinition {
+        ToolDefinition::new(
+            name,
+            "d",
+            Parameters::Raw(json!({"type":"object"})),
+            OutputDeclaration { schema: json!({"type":"null"}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(Value::Null) })),
+        )
+    }
+
+    #[test]
+    fn dropping_a_registration_unregisters_only_itself() {
+        let registry = Arc::new(Registry::default());
+        let first = registry.register(def("a"), None);
+        assert!(first.is_ok());
+        drop(first);
+        assert!(registry.resolve("a", None).is_none());
+        let second = registry.register(def("a"), None);
+        assert!(second.is_ok());
+        // A stale handle for the same name must not remove the newer registration.
+        registry.unregister(None, "a", 0);
+        assert!(registry.resolve("a", None).is_some());
+        if let Ok(handle) = second {
+            handle.dispose();
+        }
+        assert!(registry.visible(None).is_empty());
+    }
+
+    #[test]
+    fn empty_scoped_layers_are_removed() {
+        let registry = Arc::new(Registry::default());
+        let scope = ScopeKey::new("agent");
+        let handle = registry.register(def("a"), Some(&scope));
+        let duplicate = registry.register(def("a"), Some(&scope));
+        assert!(duplicate.is_err());
+        drop(handle);
+        assert!(registry.read().scoped.is_empty());
+        let guard = registry.add_guard(Some(&scope), Arc::new(|_| None));
+        assert_eq!(registry.read().scoped.len(), 1);
+        drop(guard);
+        assert!(registry.read().scoped.is_empty());
+    }
+
+    #[test]
+    fn shadowing_keeps_the_global_position() {
+        let registry = Arc::new(Registry::default());
+        let scope = ScopeKey::new("agent");
+        let _a = registry.register(def("a"), None);
+        let _b = registry.register(def("b"), None);
+        let _local = registry.register(def("local"), Some(&scope));
+        let _a2 = registry.register(def("a"), Some(&scope));
+        let names: Vec<String> = registry.visible(Some(&scope)).iter().map(|t| t.def.name.clone()).collect();
+        assert_eq!(names, ["a", "b", "local"]);
+        let resolved = registry.resolve("a", Some(&scope));
+        let local_a = registry.read().scoped.get(&scope).and_then(|l| l.tools.get("a").map(|e| Arc::clone(&e.tool)));
+        assert!(matches!((resolved, local_a), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y)));
     }
 }
