@@ -13,8 +13,11 @@ use serde_json::Value;
 
 fn main() -> ExitCode {
     // Deep JSON is parsed, handled and written on threads with big stacks.
-    let main = thread::Builder::new().name("adapter".into()).stack_size(runtime::THREAD_STACK).spawn(serve);
-    match main.map(|t| t.join()) {
+    let serving = thread::Builder::new()
+        .name("adapter".into())
+        .stack_size(runtime::THREAD_STACK)
+        .spawn(|| serve(io::stdin().lock(), io::stdout()));
+    match serving.map(|t| t.join()) {
         Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
         Ok(Ok(Err(e))) => {
             eprintln!("dsh-reference-adapter: {e}");
@@ -27,20 +30,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve() -> io::Result<()> {
+/// Serves requests from `input` until EOF, writing every message to `output` in one ordered stream.
+fn serve(mut input: impl BufRead, output: impl Write + Send + 'static) -> io::Result<()> {
     let runtime = runtime::build()?;
     let (out, outgoing) = mpsc::channel::<Value>();
-    let writer = thread::Builder::new().name("stdout".into()).stack_size(runtime::THREAD_STACK).spawn(move || write_all(outgoing))?;
+    let writer = thread::Builder::new()
+        .name("stdout".into())
+        .stack_size(runtime::THREAD_STACK)
+        .spawn(move || write_all(outgoing, output))?;
     let sink = out.clone();
     let server = Server::new(move |notification| {
-        // A send fails only once the writer is gone (stdout closed): nothing left to tell.
+        // A send fails only once the writer is gone (output closed): nothing left to tell.
         let _ = sink.send(notification);
     });
-    let mut stdin = io::stdin().lock();
     let mut line = Vec::new();
     loop {
         line.clear();
-        if stdin.read_until(b'\n', &mut line)? == 0 {
+        if input.read_until(b'\n', &mut line)? == 0 {
             break;
         }
         let text = match std::str::from_utf8(&line) {
@@ -65,24 +71,110 @@ fn serve() -> io::Result<()> {
             }
         }
     }
+    eprintln!("dsh-reference-adapter: stdin closed; closing sessions");
     runtime.block_on(server.close_all());
     drop(server);
     drop(out);
     runtime.shutdown_background();
     match writer.join() {
         Ok(result) => result,
-        Err(_) => Err(io::Error::other("the stdout writer panicked")),
+        Err(_) => Err(io::Error::other("the output writer panicked")),
     }
 }
 
 /// Writes each message as one line, flushing after each.
-fn write_all(outgoing: mpsc::Receiver<Value>) -> io::Result<()> {
-    let mut stdout = BufWriter::new(io::stdout().lock());
+fn write_all(outgoing: mpsc::Receiver<Value>, output: impl Write) -> io::Result<()> {
+    let mut output = BufWriter::new(output);
     for message in outgoing {
-        deep::write_compact(&mut stdout, &message, usize::MAX)?;
-        stdout.write_all(b"\n")?;
-        stdout.flush()?;
+        deep::write_compact(&mut output, &message, usize::MAX)?;
+        output.write_all(b"\n")?;
+        output.flush()?;
         deep::dismantle(message);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The binary's own loop, driven through in-memory input and output.
+
+    use std::io::Cursor;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Runs `serve` over `input` on a big-stack thread; returns the output lines, parsed.
+    fn exchange(input: String) -> Vec<Value> {
+        let out = Shared::default();
+        let sink = out.clone();
+        let served = thread::Builder::new()
+            .stack_size(runtime::THREAD_STACK)
+            .spawn(move || serve(Cursor::new(input.into_bytes()), sink))
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+        served.expect("serve ends cleanly at EOF");
+        let bytes = out.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let text = String::from_utf8(bytes).expect("utf-8");
+        text.lines().map(|l| deep::parse(l).expect("every line is JSON")).collect()
+    }
+
+    fn depth(mut v: &Value) -> usize {
+        let mut d = 0;
+        while let Some(inner) = v.as_array().and_then(|a| a.first()) {
+            d += 1;
+            v = inner;
+        }
+        d
+    }
+
+    #[test]
+    fn garbage_gets_a_parse_error_and_the_loop_goes_on() {
+        let input = "{not json\n\n[1,2\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{}}\n";
+        let lines = exchange(input.to_owned());
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        for parse_error in &lines[..2] {
+            assert_eq!(parse_error["id"], Value::Null);
+            assert_eq!(parse_error["error"]["code"], PARSE_ERROR);
+        }
+        assert_eq!(lines[2]["id"], 7);
+        assert_eq!(lines[2]["result"]["protocolVersion"], "1.0");
+    }
+
+    #[test]
+    fn a_100000_deep_value_crosses_both_ways() {
+        let deep_args = format!("{}0{}", "[".repeat(100_000), "]".repeat(100_000));
+        let setup = r#"{"tools":[{"name":"echo","rawParameters":{},"output":{"schema":{},"render":{"content":[]}},"body":[{"returnArgument":""}]}]}"#;
+        let input = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"session/open","params":{{"session":"s","setup":{setup}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":2,"method":"call/start","params":{{"session":"s","callId":"c","name":"echo","arguments":{deep_args}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":3,"method":"call/await","params":{"session":"s","callId":"c"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":4,"method":"session/close","params":{"session":"s"}}"#.to_owned(),
+        ]
+        .join("\n");
+        let lines = exchange(input);
+        let awaited = lines.iter().find(|l| l["id"] == 3).expect("call/await answered");
+        assert_eq!(awaited["result"]["result"]["isError"], false, "{}", deep::to_line(&awaited["result"]["result"]["error"]));
+        assert_eq!(depth(&awaited["result"]["result"]["value"]), 100_000);
+        let event = lines.iter().find(|l| l["method"] == "event").expect("the result event");
+        assert_eq!(depth(&event["params"]["event"]["result"]["value"]), 100_000);
+        let closed = lines.iter().find(|l| l["id"] == 4).expect("close answered");
+        assert_eq!(closed["result"]["leaks"]["pendingCalls"], serde_json::json!([]));
+        for line in lines {
+            deep::dismantle(line);
+        }
+    }
 }

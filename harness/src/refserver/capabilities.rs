@@ -10,8 +10,14 @@ use super::rpc::{Failure, Params};
 /// The protocol version spoken.
 pub const PROTOCOL_VERSION: &str = "1.0";
 
-/// Features of `spec/README.md` § Features the reference implements now.
-pub const FEATURES: &[&str] = &[];
+/// Features of `spec/README.md` § Features the reference implements now: agent scopes (`ScopeKey`
+/// layers, scoped hooks), the `finalizeContent` stage, and `tools/result` observers.
+///
+/// Not advertised, because `dsh-tools` has no such stage yet: `execute-wrappers` (no `tools/execute`
+/// around-chain), `post-execute` (no `tools/post-execute` waterfall), `approval` (no approval seam),
+/// `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt contribution), `sdk` (no SDK
+/// renderers); no code runtimes.
+pub const FEATURES: &[&str] = &["agents", "finalize-content", "result-listeners"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

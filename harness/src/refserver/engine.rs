@@ -1,52 +1,366 @@
-//! The `dsh-tools` side of a session: builds the `ToolRuntime` from `setup` and serves the requests that
-//! reach it (placeholder until the reference's runtime lands: only an empty setup opens).
+//! The `dsh-tools` side of a session: builds the `ToolRuntime` from `setup` (agents, then tools, then
+//! hooks, in order), installs the subject's own observers, and serves the registry requests.
+//!
+//! What the reference lacks is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`), and the
+//! matching feature is not advertised (`capabilities.rs`).
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
+use dsh_conformance::fixture::{Mode, Setup, ToolFixture};
+use dsh_conformance::listener::{GuardListener, Hooks, PreExecuteListener, ResultListener};
+use dsh_tools::{
+    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolRuntime, ToolsConfig, pre_execute_fn,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use super::rpc::{Failure, Params};
-use super::session::Shared;
+use super::deep;
+use super::fixtures::{hooks, tool};
+use super::result;
+use super::rpc::{self, Failure, INVALID_STATE, Params, SETUP_REJECTED};
+use super::session::{CallTask, Shared};
 
-/// A started call's task.
-pub type CallTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// Something that keeps a registration alive; dropping it disposes it.
+enum Guard {
+    Tool(#[allow(dead_code)] Registration),
+    Hook(#[allow(dead_code)] HookGuard),
+}
+
+/// A guard and the agent it was registered through.
+struct Held {
+    agent: Option<String>,
+    _guard: Guard,
+}
+
+struct Agent {
+    key: ScopeKey,
+    open: bool,
+}
+
+#[derive(Default)]
+struct State {
+    agents: HashMap<String, Agent>,
+    /// By handle (`as`, the fixture handle, or the listener id).
+    handles: HashMap<String, Held>,
+    /// Registrations whose handle was reused: still registered, no longer addressable (as upstream, where
+    /// the adapter's handle map loses the disposer but the registration stays).
+    orphans: Vec<Held>,
+    /// The subject's own observers.
+    own: Vec<HookGuard>,
+}
 
 /// The runtime of one session.
 pub struct Engine {
-    _shared: Arc<Shared>,
+    shared: Arc<Shared>,
+    runtime: ToolRuntime,
+    fixtures: HashMap<String, ToolFixture>,
+    state: Mutex<State>,
 }
 
 impl Engine {
     /// Builds the runtime and registers the setup's agents, tools and hooks, in that order.
     pub fn open(shared: Arc<Shared>, setup: &Value) -> Result<Engine, Failure> {
-        let empty = match setup {
-            Value::Null => true,
-            Value::Object(fields) => fields.is_empty(),
-            _ => return Err(Failure::params("`setup` must be an object")),
+        let setup: Setup = match setup {
+            Value::Null => Setup::default(),
+            v => rpc::parse_value(v, "setup")?,
         };
-        if !empty {
-            return Err(Failure::unsupported("the dsh-tools ToolRuntime (not yet in the reference)"));
+        refuse_unsupported_setup(&setup)?;
+        let mut fixtures = HashMap::new();
+        for fixture in setup.tools.iter().flatten() {
+            // Check the whole vocabulary before anything is mounted.
+            tool::definition(fixture, &shared)?;
+            if fixtures.insert(fixture.handle().to_owned(), fixture.clone()).is_some() {
+                return Err(Failure::params(format!("setup: duplicate tool handle {:?}", fixture.handle())));
+            }
         }
-        Ok(Engine { _shared: shared })
+        let engine = Engine { runtime: ToolRuntime::new(ToolsConfig::default()), shared, fixtures, state: Mutex::default() };
+        engine.install_own_observers();
+        for agent in setup.agents.iter().flatten() {
+            engine.open_agent(agent)?;
+        }
+        for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {
+            if let Err(e) = engine.register(fixture.handle(), None)? {
+                return Err(Failure::new(
+                    SETUP_REJECTED,
+                    format!("setup: registering tool {:?} threw: {}", fixture.name, e.message),
+                ));
+            }
+        }
+        if let Some(hooks) = &setup.hooks {
+            engine.add_setup_hooks(hooks)?;
+        }
+        Ok(engine)
     }
 
-    /// Starts a call: records it and returns the task that executes it.
-    pub fn start_call(&self, _params: Params<'_>) -> Result<CallTask, Failure> {
-        Err(Failure::unsupported("execute (the dsh-tools ToolRuntime is not yet in the reference)"))
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Token capture for `parent` (first, so it sees every call that reaches policy) and the
+    /// `{type: result}` event of every published result.
+    fn install_own_observers(&self) {
+        let shared = self.shared.clone();
+        let capture = self.runtime.on_pre_execute(
+            None,
+            pre_execute_fn(move |exec, next| {
+                shared.note_token(&exec.call_id, exec.token);
+                next.run()
+            }),
+        );
+        let shared = self.shared.clone();
+        let publish = self.runtime.on_result(Arc::new(move |exec, result| {
+            shared.note_token(&exec.call_id, exec.token);
+            shared.emit(json!({ "type": "result", "callId": exec.call_id, "result": result::to_json(result) }));
+        }));
+        self.state().own.extend([capture, publish]);
+    }
+
+    fn add_setup_hooks(&self, hooks: &Hooks) -> Result<(), Failure> {
+        if hooks.execute.as_ref().is_some_and(|l| !l.is_empty()) {
+            return Err(unsupported_kind("execute"));
+        }
+        if hooks.post_execute.as_ref().is_some_and(|l| !l.is_empty()) {
+            return Err(unsupported_kind("postExecute"));
+        }
+        for l in hooks.pre_execute.iter().flatten() {
+            self.add_pre_execute(l, None)?;
+        }
+        for l in hooks.guards.iter().flatten() {
+            self.add_guard(l, None)?;
+        }
+        for l in hooks.results.iter().flatten() {
+            self.add_results(l, None)?;
+        }
+        Ok(())
+    }
+
+    /// The scope key of an agent named in a request (a dropped agent's key still answers lookups).
+    fn agent_key(&self, agent: Option<&str>) -> Result<Option<ScopeKey>, Failure> {
+        let Some(name) = agent else { return Ok(None) };
+        let state = self.state();
+        let agent = state.agents.get(name).ok_or_else(|| Failure::unknown("agent", name))?;
+        Ok(Some(agent.key.clone()))
+    }
+
+    /// The scope a registration goes through: the agent must be open.
+    fn registering_scope(&self, agent: Option<&str>) -> Result<Option<ScopeKey>, Failure> {
+        let Some(name) = agent else { return Ok(None) };
+        let state = self.state();
+        let agent = state.agents.get(name).ok_or_else(|| Failure::unknown("agent", name))?;
+        if !agent.open {
+            return Err(Failure::new(INVALID_STATE, format!("agent {name:?} has been dropped")));
+        }
+        Ok(Some(agent.key.clone()))
+    }
+
+    fn open_agent(&self, name: &str) -> Result<(), Failure> {
+        let mut state = self.state();
+        if state.agents.get(name).is_some_and(|a| a.open) {
+            return Err(Failure::new(INVALID_STATE, format!("agent {name:?} is already open")));
+        }
+        state.agents.insert(name.to_owned(), Agent { key: ScopeKey::new(name), open: true });
+        Ok(())
+    }
+
+    /// Drops an agent scope with everything registered through it.
+    fn drop_agent(&self, name: &str) -> Result<(), Failure> {
+        let dropped: Vec<Held> = {
+            let mut state = self.state();
+            let agent = state.agents.get_mut(name).ok_or_else(|| Failure::unknown("agent", name))?;
+            if !agent.open {
+                return Err(Failure::new(INVALID_STATE, format!("agent {name:?} is already dropped")));
+            }
+            agent.open = false;
+            let mine = |h: &Held| h.agent.as_deref() == Some(name);
+            let keys: Vec<String> = state.handles.iter().filter(|(_, h)| mine(h)).map(|(k, _)| k.clone()).collect();
+            let mut dropped: Vec<Held> = keys.iter().filter_map(|k| state.handles.remove(k)).collect();
+            let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut state.orphans).into_iter().partition(mine);
+            state.orphans = kept;
+            dropped.extend(gone);
+            dropped
+        };
+        drop(dropped);
+        Ok(())
+    }
+
+    fn hold(&self, handle: String, held: Held) {
+        let mut state = self.state();
+        if let Some(previous) = state.handles.insert(handle, held) {
+            state.orphans.push(previous);
+        }
+    }
+
+    /// Registers the fixture `handle`: the outer error is the adapter's, the inner one the registry's.
+    fn register(&self, handle: &str, alias: Option<&str>) -> Result<Result<(), dsh_tools::RegisterError>, Failure> {
+        let fixture = self.fixtures.get(handle).ok_or_else(|| Failure::unknown("tool fixture", handle))?;
+        let scope = self.registering_scope(fixture.agent.as_deref())?;
+        let definition = tool::definition(fixture, &self.shared)?;
+        match self.runtime.register(definition, scope.as_ref()) {
+            Ok(registration) => {
+                let held = Held { agent: fixture.agent.clone(), _guard: Guard::Tool(registration) };
+                self.hold(alias.unwrap_or(handle).to_owned(), held);
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    fn add_pre_execute(&self, l: &PreExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
+        let listener = hooks::pre_execute(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = self.runtime.on_pre_execute(scope.as_ref(), listener);
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    fn add_guard(&self, l: &GuardListener, alias: Option<&str>) -> Result<(), Failure> {
+        let guard_fn = hooks::guard(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = self.runtime.guard(scope.as_ref(), guard_fn);
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    fn add_results(&self, l: &ResultListener, alias: Option<&str>) -> Result<(), Failure> {
+        let observer = hooks::results(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = match &scope {
+            None => self.runtime.on_result(observer),
+            Some(key) => self.runtime.on_result_in(key, observer),
+        };
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    /// Starts a call: records it and returns the task that executes it and publishes its result.
+    pub fn start_call(&self, params: Params<'_>) -> Result<CallTask, Failure> {
+        let call_id = params.str("callId")?.to_owned();
+        let name = params.str("name")?.to_owned();
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let parent = match params.opt_str("parent")? {
+            None => None,
+            Some(parent) => Some(self.shared.token(parent).ok_or_else(|| {
+                Failure::new(
+                    INVALID_STATE,
+                    format!("parent {parent:?} has no execution token (not started, or not yet in the pipeline)"),
+                )
+            })?),
+        };
+        let aborted = params.flag("aborted")?;
+        let arguments = params.get("arguments").map(deep::clone).unwrap_or(Value::Null);
+        let signal = self.shared.calls.start(&call_id, aborted)?;
+        let input = ToolExecutionInput { call_id: call_id.clone(), name, arguments, signal, agent, parent };
+        let (runtime, shared) = (self.runtime.clone(), self.shared.clone());
+        Ok(Box::pin(async move {
+            let outcome = runtime.execute(input).await;
+            shared.calls.finish(&call_id, result::to_json(&outcome));
+            if let dsh_tools::ToolExecutionResult::Success { value, .. } = outcome {
+                deep::dismantle(value);
+            }
+        }))
     }
 
     /// Serves a request the engine owns; `None` for an unknown method.
-    pub fn handle(&self, method: &str, _params: Params<'_>) -> Option<Result<Value, Failure>> {
-        match method {
-            "tools/register" | "hooks/add" | "scope/restrict" | "scope/presentAs" | "scope/open" | "scope/drop"
-            | "handle/dispose" | "tools/get" | "tools/schemas" | "tools/executionMode" | "prompt/assemble"
-            | "sdk/render" => Some(Err(Failure::unsupported(method))),
-            _ => None,
-        }
+    pub fn handle(&self, method: &str, params: Params<'_>) -> Option<Result<Value, Failure>> {
+        let outcome = match method {
+            "tools/register" => self.tools_register(params),
+            "hooks/add" => self.hooks_add(params),
+            "scope/open" => params.str("agent").and_then(|a| self.open_agent(a)).map(|()| json!({})),
+            "scope/drop" => params.str("agent").and_then(|a| self.drop_agent(a)).map(|()| json!({})),
+            "handle/dispose" => self.dispose(params),
+            "tools/get" => self.get(params),
+            "tools/schemas" => self.schemas(params),
+            "tools/executionMode" => self.execution_mode(params),
+            "scope/restrict" => Err(Failure::unsupported("scope/restrict (dsh-tools has no scope masks yet)")),
+            "scope/presentAs" => Err(Failure::unsupported("scope/presentAs (dsh-tools has no Code Mode presentation yet)")),
+            "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
+            "sdk/render" => Err(Failure::unsupported("sdk/render (dsh-tools has no SDK renderers yet)")),
+            _ => return None,
+        };
+        Some(outcome)
     }
 
-    /// Drops the runtime's registrations.
-    pub fn close(&self) {}
+    fn tools_register(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let outcome = match self.register(params.str("tool")?, params.opt_str("as")?)? {
+            Ok(()) => json!({ "ok": true }),
+            Err(e) => json!({ "threw": { "message": e.message, "name": e.name } }),
+        };
+        Ok(json!({ "outcome": outcome }))
+    }
+
+    fn hooks_add(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let alias = params.opt_str("as")?;
+        match params.str("kind")? {
+            "preExecute" => self.add_pre_execute(&params.parse("listener")?, alias)?,
+            "guards" => self.add_guard(&params.parse("listener")?, alias)?,
+            "results" => self.add_results(&params.parse("listener")?, alias)?,
+            kind @ ("execute" | "postExecute") => return Err(unsupported_kind(kind)),
+            other => return Err(Failure::params(format!("unknown hook kind {other:?}"))),
+        }
+        Ok(json!({ "outcome": { "ok": true } }))
+    }
+
+    fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let handle = params.str("handle")?;
+        let held = self.state().handles.remove(handle).ok_or_else(|| Failure::unknown("handle", handle))?;
+        drop(held);
+        Ok(json!({}))
+    }
+
+    fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let tool = self.runtime.get(params.str("name")?, agent.as_ref());
+        Ok(json!({ "tool": tool.map(|t| t.to_json()) }))
+    }
+
+    fn schemas(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let schemas: Vec<Value> = self.runtime.schemas(agent.as_ref()).iter().map(|s| s.to_json()).collect();
+        Ok(json!({ "schemas": schemas }))
+    }
+
+    fn execution_mode(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let input = ToolExecutionInput {
+            call_id: String::new(),
+            name: params.str("name")?.to_owned(),
+            arguments: params.get("arguments").map(deep::clone).unwrap_or(Value::Null),
+            signal: CancellationToken::new(),
+            agent: self.agent_key(params.opt_str("agent")?)?,
+            parent: None,
+        };
+        let mode = match self.runtime.execution_mode(&input) {
+            ExecutionMode::Parallel => "parallel",
+            ExecutionMode::Exclusive => "exclusive",
+        };
+        deep::dismantle(input.arguments);
+        Ok(json!({ "mode": mode }))
+    }
+
+    /// Disposes everything the session registered.
+    pub fn close(&self) {
+        let state = std::mem::take(&mut *self.state());
+        drop(state);
+    }
+}
+
+fn unsupported_kind(kind: &str) -> Failure {
+    Failure::unsupported(format!("{kind} listeners (dsh-tools has no tools/{kind} stage yet)"))
+}
+
+/// Setup fields naming seams or modes the reference does not have.
+fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
+    if matches!(setup.mode, Some(Mode::Code | Mode::Both)) {
+        return Err(Failure::unsupported("setup.mode code/both (dsh-tools implements native mode only)"));
+    }
+    if setup.max_parallel_sub_calls.is_some() {
+        return Err(Failure::unsupported("setup.maxParallelSubCalls (dsh-tools has no Code Mode yet)"));
+    }
+    if let Some(language) = setup.runtime {
+        return Err(Failure::unsupported(format!("setup.runtime {} (no code runtime in dsh-tools yet)", language.as_str())));
+    }
+    if setup.approval.is_some() {
+        return Err(Failure::unsupported("setup.approval (dsh-tools has no approval seam yet)"));
+    }
+    Ok(())
 }

@@ -18,6 +18,9 @@ pub const UNSUPPORTED: i64 = -32002;
 /// `-32003`: the request is well-formed but the state forbids it (session already open, ...).
 pub const INVALID_STATE: i64 = -32003;
 
+/// `-32004`: setup asked for a registration the implementation rejected.
+pub const SETUP_REJECTED: i64 = -32004;
+
 /// Why a request could not be carried out: becomes the `error` of the response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {

@@ -1,9 +1,15 @@
 //! One session: the state a scenario builds (gates, calls, tasks, the `dsh-tools` runtime) and the
 //! handling of its requests.
 
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 
+use dsh_tools::ExecutionToken;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::calls::Calls;
@@ -11,6 +17,9 @@ use super::engine::Engine;
 use super::gates::Gates;
 use super::outbox::Outbox;
 use super::rpc::{Failure, METHOD_NOT_FOUND, Params};
+
+/// A started call's task.
+pub type CallTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// How long `session/close` lets finishing tasks end before counting them as live.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
@@ -24,12 +33,31 @@ pub struct Shared {
     pub gates: Gates,
     /// Started calls.
     pub calls: Calls,
+    /// Each call's execution token, from the first body or listener that saw it (for `parent`).
+    tokens: Mutex<HashMap<String, ExecutionToken>>,
 }
 
 impl Shared {
     /// Emits one event of this session.
     pub fn emit(&self, event: Value) {
         self.outbox.emit(&self.session, event);
+    }
+
+    fn tokens(&self) -> MutexGuard<'_, HashMap<String, ExecutionToken>> {
+        self.tokens.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records the token of `call_id` unless one was seen already.
+    pub fn note_token(&self, call_id: &str, token: ExecutionToken) {
+        let mut tokens = self.tokens();
+        if !tokens.contains_key(call_id) {
+            tokens.insert(call_id.to_owned(), token);
+        }
+    }
+
+    /// The token seen for `call_id`.
+    pub fn token(&self, call_id: &str) -> Option<ExecutionToken> {
+        self.tokens().get(call_id).copied()
     }
 }
 
@@ -48,6 +76,7 @@ impl Session {
             outbox,
             gates: Gates::default(),
             calls: Calls::default(),
+            tokens: Mutex::default(),
         });
         let engine = Engine::open(shared.clone(), setup)?;
         Ok(Session { shared, tasks: Mutex::new(JoinSet::new()), engine })
@@ -66,7 +95,11 @@ impl Session {
             }
             "call/start" => {
                 let task = self.engine.start_call(params)?;
-                self.tasks().spawn(task);
+                // Answer once the call has run as far as it can without waiting, as upstream's
+                // `execute()` runs synchronously to its first suspension before `call/start` answers.
+                let (polled, first_poll) = oneshot::channel();
+                self.tasks().spawn(FirstPoll { task, polled: Some(polled) });
+                let _ = first_poll.await;
                 Ok(json!({}))
             }
             "call/await" => {
@@ -105,5 +138,23 @@ impl Session {
         tasks.shutdown().await;
         self.engine.close();
         leaks
+    }
+}
+
+/// Runs a call task, reporting when its first poll is over.
+struct FirstPoll {
+    task: CallTask,
+    polled: Option<oneshot::Sender<()>>,
+}
+
+impl Future for FirstPoll {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let outcome = self.task.as_mut().poll(cx);
+        if let Some(polled) = self.polled.take() {
+            let _ = polled.send(());
+        }
+        outcome
     }
 }
