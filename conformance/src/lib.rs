@@ -1,11 +1,17 @@
 //! dsh-conformance: the scenario and rule model, loader and linter, the `Subject` seam, the adapter
 //! protocol, the checker, the outcome taxonomy and report records.
 
+pub mod catalog;
 pub mod fixture;
 pub mod listener;
+pub mod loader;
 pub mod scenario;
+pub mod schemas;
 pub mod subject;
+pub mod yaml;
 
+pub use catalog::{Catalog, Rule};
 pub use fixture::{Instruction, Setup, ToolFixture};
 pub use listener::{Hooks, Listener};
+pub use loader::{LoadError, LoadedScenario, Suite, load_suite};
 pub use scenario::{Action, Call, Expect, Scenario, ScenarioFile, Step};

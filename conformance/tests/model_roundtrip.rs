@@ -83,7 +83,7 @@ steps:
 "#;
 
 fn roundtrip(yaml: &str) -> ScenarioFile {
-    let value: Value = serde_yaml::from_str(yaml).expect("yaml");
+    let value: Value = dsh_conformance::yaml::parse(yaml).expect("yaml").value;
     let file: ScenarioFile = serde_json::from_value(value.clone()).expect("deserialize");
     let back = serde_json::to_value(&file).expect("serialize");
     pretty_assertions::assert_eq!(value, back);
@@ -115,7 +115,16 @@ fn unknown_fields_are_errors() {
         "{ id: a, rules: [R], level: must, description: d, setup: { hooks: { guards: [{ id: g }] } } }",
         "{ id: a, rules: [R], level: must, description: d, setup: { tools: [{ name: x, body: [{ emit: a, wait: b }] }] } }",
     ] {
-        let value: Value = serde_yaml::from_str(bad).expect("yaml");
+        let value: Value = dsh_conformance::yaml::parse(bad).expect("yaml").value;
         assert!(serde_json::from_value::<ScenarioFile>(value).is_err(), "accepted: {bad}");
     }
+}
+
+#[test]
+fn every_form_is_valid_under_the_published_schema() {
+    let value = dsh_conformance::yaml::parse(FULL).expect("yaml").value;
+    let validator = dsh_conformance::schemas::scenario().expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{}: {}", e.instance_path(), e.masked())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(dsh_conformance::schemas::rules().is_ok());
 }
