@@ -1,0 +1,33 @@
+//! The whole suite against the reference, in-process and through the `dsh-reference-adapter` binary: both
+//! runs must execute every planned trial, agree on every outcome, and pass everything (the reference
+//! carries no expectations file).
+
+mod common;
+
+use common::*;
+
+#[test]
+fn reference_passes_the_suite_in_process_and_through_its_adapter() {
+    let dir = temp_dir("suite");
+    let in_process = dir.join("in-process.jsonl");
+    let adapter = dir.join("adapter.jsonl");
+    let adapter_cmd = format!("'{}'", env!("CARGO_BIN_EXE_dsh-reference-adapter"));
+    let out_a = harness(&["--report", in_process.to_str().unwrap(), "--format", "terse"], &[]);
+    let out_b = harness(&["--adapter", &adapter_cmd, "--report", adapter.to_str().unwrap(), "--format", "terse"], &[]);
+    for (path, out) in [(&in_process, &out_a), (&adapter, &out_b)] {
+        assert!(path.exists(), "no report at {}; the harness said:\n{}", path.display(), text(out));
+    }
+    let (a, b) = (read_report(&in_process), read_report(&adapter));
+    for (name, report, out) in [("in-process", &a, &out_a), ("adapter", &b, &out_b)] {
+        let footer = report.footer.as_ref().unwrap_or_else(|| panic!("{name}: no footer\n{}", text(out)));
+        assert_eq!(footer["complete"], true, "{name}: incomplete run\n{}", text(out));
+        let bad: Vec<String> = report
+            .trials
+            .iter()
+            .filter(|(_, t)| t["outcome"] != "PASS")
+            .map(|(id, t)| format!("{id}: {} {}", t["outcome"], t["message"].as_str().unwrap_or("")))
+            .collect();
+        assert!(bad.is_empty(), "{name}: {} trial(s) did not pass:\n{}", bad.len(), bad.join("\n"));
+    }
+    pretty_assertions::assert_eq!(a.outcomes(), b.outcomes(), "in-process and adapter reports differ");
+}

@@ -1,0 +1,158 @@
+//! Conventions as tests: every `.rs` file starts with `//!`; every rule of `spec/rules` is cited by a
+//! scenario or marked `observable: false` with a reason; every rule id cited by a scenario or by a
+//! `Spec:` line in code exists; no two rules share an id.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// Files under `dir` with extension `ext`, skipping build output, dependencies and VCS data.
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !matches!(name.as_str(), "target" | "node_modules" | ".git" | ".node") && !name.starts_with('.') {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rel(path: &Path) -> String {
+    path.strip_prefix(ROOT).unwrap_or(path).display().to_string()
+}
+
+/// Rule ids (`AREA-NNN`) appearing in a text.
+fn rule_ids_in(text: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for token in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+        if let Some((area, number)) = token.split_once('-') {
+            let area_ok = !area.is_empty() && area.chars().all(|c| c.is_ascii_uppercase());
+            let number_ok = number.len() >= 3 && number.chars().all(|c| c.is_ascii_digit());
+            if area_ok && number_ok {
+                ids.push(token.to_owned());
+            }
+        }
+    }
+    ids
+}
+
+struct Catalog {
+    /// id → (file, observable, reason present)
+    rules: BTreeMap<String, (String, bool, bool)>,
+    problems: Vec<String>,
+}
+
+fn catalog() -> Catalog {
+    let mut catalog = Catalog { rules: BTreeMap::new(), problems: Vec::new() };
+    for path in files(&Path::new(ROOT).join("spec/rules"), "yaml") {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let doc: serde_yaml::Value = match serde_yaml::from_str(&text) {
+            Ok(doc) => doc,
+            Err(e) => {
+                catalog.problems.push(format!("{}: {e}", rel(&path)));
+                continue;
+            }
+        };
+        for rule in doc.get("rules").and_then(|r| r.as_sequence()).into_iter().flatten() {
+            let Some(id) = rule.get("id").and_then(|i| i.as_str()) else {
+                catalog.problems.push(format!("{}: a rule without an id", rel(&path)));
+                continue;
+            };
+            let observable = rule.get("observable").and_then(|o| o.as_bool()).unwrap_or(true);
+            let reason = rule.get("reason").and_then(|r| r.as_str()).is_some_and(|r| !r.trim().is_empty());
+            if let Some((first, ..)) = catalog.rules.insert(id.to_owned(), (rel(&path), observable, reason)) {
+                catalog.problems.push(format!("{}: rule id {id} is also defined in {first}", rel(&path)));
+            }
+        }
+    }
+    catalog
+}
+
+/// Rule ids cited by each scenario file (top-level `rules:` and those of a family's `scenarios:`).
+fn scenario_citations() -> BTreeMap<String, Vec<String>> {
+    let mut cited = BTreeMap::new();
+    for path in files(&Path::new(ROOT).join("spec/scenarios"), "yaml") {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { continue };
+        let mut scenarios = vec![doc.clone()];
+        scenarios.extend(doc.get("scenarios").and_then(|s| s.as_sequence()).cloned().unwrap_or_default());
+        let ids: Vec<String> = scenarios
+            .iter()
+            .filter_map(|s| s.get("rules").and_then(|r| r.as_sequence()).cloned())
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect();
+        cited.insert(rel(&path), ids);
+    }
+    cited
+}
+
+#[test]
+fn every_rust_file_starts_with_a_module_doc() {
+    let missing: Vec<String> = files(Path::new(ROOT), "rs")
+        .into_iter()
+        .filter(|p| !std::fs::read_to_string(p).unwrap_or_default().starts_with("//!"))
+        .map(|p| rel(&p))
+        .collect();
+    assert!(missing.is_empty(), "files not starting with `//!`:\n{}", missing.join("\n"));
+}
+
+#[test]
+fn rule_ids_are_unique_and_catalogs_parse() {
+    let catalog = catalog();
+    assert!(catalog.problems.is_empty(), "{}", catalog.problems.join("\n"));
+}
+
+#[test]
+fn every_rule_is_covered_or_marked_unobservable() {
+    let catalog = catalog();
+    let cited: BTreeSet<String> = scenario_citations().into_values().flatten().collect();
+    let mut problems = Vec::new();
+    for (id, (file, observable, reason)) in &catalog.rules {
+        if !observable && !reason {
+            problems.push(format!("{file}: {id} is `observable: false` without a `reason`"));
+        }
+        if *observable && !cited.contains(id) {
+            problems.push(format!("{file}: {id} has no scenario citing it and is not `observable: false`"));
+        }
+    }
+    assert!(problems.is_empty(), "{} rule(s):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn every_cited_rule_exists() {
+    let catalog = catalog();
+    let mut problems = Vec::new();
+    for (file, ids) in scenario_citations() {
+        for id in ids.iter().filter(|id| !catalog.rules.contains_key(*id)) {
+            problems.push(format!("{file}: cites unknown rule {id}"));
+        }
+    }
+    for path in files(Path::new(ROOT), "rs") {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            let Some(at) = line.find("Spec:") else { continue };
+            for id in rule_ids_in(&line[at..]).iter().filter(|id| !catalog.rules.contains_key(*id)) {
+                problems.push(format!("{}:{}: `Spec:` cites unknown rule {id}", rel(&path), n + 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn rule_id_scanner_finds_ids() {
+    assert_eq!(rule_ids_in("Spec: PIPE-004, REG-001; not x-001 or AB-12"), vec!["PIPE-004", "REG-001"]);
+}
