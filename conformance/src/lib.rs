@@ -2,6 +2,7 @@
 //! protocol, the checker, the outcome taxonomy and report records.
 
 pub mod catalog;
+pub mod features;
 pub mod fixture;
 pub mod listener;
 pub mod loader;
