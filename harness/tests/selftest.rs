@@ -80,9 +80,9 @@ fn broken_scenario_files_are_error_trials_naming_where() {
     let report = read_report(&report_path);
     assert_eq!(report.outcome("ok-a"), "PASS", "{log}");
     for (file, needle, line) in [
-        ("scenarios/t/yaml-error.yaml", "", ":"),
-        ("scenarios/t/unknown-field.yaml", "descripton", ":"),
-        ("scenarios/t/unknown-rule.yaml", "T-999", ":"),
+        ("spec/scenarios/t/yaml-error.yaml", "", ":"),
+        ("spec/scenarios/t/unknown-field.yaml", "descripton", ":"),
+        ("spec/scenarios/t/unknown-rule.yaml", "T-999", ":"),
     ] {
         assert_eq!(report.outcome(file), "ERROR", "{file}\n{log}");
         assert_eq!(report.trials[file]["detail"], "scenario");

@@ -57,16 +57,21 @@ impl Expectations {
             Ok(text) => text,
             Err(e) => return (Expectations::default(), vec![Problem { line: 0, message: e.to_string() }]),
         };
-        let raw: Option<Vec<RawEntry>> = match serde_yaml::from_str(&text) {
+        let doc = match dsh_conformance::yaml::parse(&text) {
+            Ok(doc) => doc,
+            Err(e) => return (Expectations::default(), vec![Problem { line: e.pos.line, message: e.message }]),
+        };
+        let positions = doc.positions;
+        let raw: Option<Vec<RawEntry>> = match serde_json::from_value(doc.value) {
             Ok(raw) => raw,
             Err(e) => {
-                let line = e.location().map_or(0, |l| l.line());
-                return (Expectations::default(), vec![Problem { line, message: e.to_string() }]);
+                let message = format!("expected a list of {{id, outcome, reason}} entries: {e}");
+                return (Expectations::default(), vec![Problem { line: 1, message }]);
             }
         };
         let mut entries = HashMap::new();
-        for entry in raw.unwrap_or_default() {
-            let line = text.lines().position(|l| l.contains(&entry.id)).map_or(0, |i| i + 1);
+        for (index, entry) in raw.unwrap_or_default().into_iter().enumerate() {
+            let line = positions.node(&format!("/{index}")).value.line;
             let mut problem = |message: String| problems.push(Problem { line, message });
             let outcome = match Outcome::parse(&entry.outcome) {
                 Some(o @ (Outcome::Fail | Outcome::Error | Outcome::Timeout | Outcome::Crash | Outcome::Skip)) => o,

@@ -3,12 +3,10 @@
 //! Everything the runner needs from the conformance crate goes through this module, so the rest of the
 //! runner does not change when the crate's API does.
 
-use std::collections::{BTreeSet, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use dsh_conformance::Scenario;
-use dsh_conformance::scenario::Family;
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 use serde_json::{Value, json};
 
@@ -18,7 +16,7 @@ use super::outcome::{Outcome, Verdict};
 pub struct Planned {
     /// The scenario id (the trial name).
     pub id: String,
-    /// The file it came from, relative to the spec directory.
+    /// The file it came from (display path, `spec/scenarios/...`).
     pub file: String,
     /// The rules it cites.
     pub rules: Vec<String>,
@@ -29,9 +27,9 @@ pub struct Planned {
 /// A file that could not be loaded: one `ERROR(scenario)` trial.
 #[derive(Debug, Clone)]
 pub struct LoadError {
-    /// The file, relative to the spec directory.
+    /// The file (display path).
     pub file: String,
-    /// What is wrong, starting with `file:line:column` when known.
+    /// Every problem in it, one per line, each starting with `file:line:column:`.
     pub message: String,
 }
 
@@ -40,64 +38,32 @@ pub struct LoadError {
 pub struct Suite {
     /// Scenarios in file order.
     pub scenarios: Vec<Planned>,
-    /// Files (or scenarios) that could not be loaded.
+    /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
-    /// Every rule id of the catalog.
-    pub rule_ids: BTreeSet<String>,
 }
 
-/// Loads `rules/*.yaml` and `scenarios/**/*.yaml` under `spec`.
+/// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`).
 pub fn load(spec: &Path) -> Suite {
-    let mut suite = Suite::default();
-    for path in yaml_files(&spec.join("rules")) {
-        let file = relative(spec, &path);
-        match std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|text| rule_ids(&text)) {
-            Ok(ids) => suite.rule_ids.extend(ids),
-            Err(message) => suite.errors.push(LoadError { message: format!("{file}:{message}"), file }),
-        }
-    }
-    let mut seen = HashSet::new();
-    for path in yaml_files(&spec.join("scenarios")) {
-        let file = relative(spec, &path);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) => {
-                suite.errors.push(LoadError { message: format!("{file}: {e}"), file });
-                continue;
-            }
-        };
-        let scenarios = match parse_scenarios(&text) {
-            Ok(scenarios) => scenarios,
-            Err(message) => {
-                suite.errors.push(LoadError { message: format!("{file}:{message}"), file });
-                continue;
-            }
-        };
-        for scenario in scenarios {
-            let at = line_of(&text, &scenario.id);
-            if !seen.insert(scenario.id.clone()) {
-                let message = format!("{file}:{at}: duplicate scenario id `{}`", scenario.id);
-                suite.errors.push(LoadError { file: file.clone(), message });
-                continue;
-            }
-            let unknown: Vec<&String> = scenario.rules.iter().filter(|r| !suite.rule_ids.contains(*r)).collect();
-            if let Some(rule) = unknown.first() {
-                let line = line_of(&text, rule);
-                let message =
-                    format!("{file}:{line}: scenario `{}` cites unknown rule `{rule}` (rules are in spec/rules/)", scenario.id);
-                suite.errors.push(LoadError { file: file.clone(), message });
-                continue;
-            }
-            if scenario.rules.is_empty() {
-                let message = format!("{file}:{at}: scenario `{}` cites no rule", scenario.id);
-                suite.errors.push(LoadError { file: file.clone(), message });
-                continue;
-            }
-            let (id, rules) = (scenario.id.clone(), scenario.rules.clone());
-            suite.scenarios.push(Planned { id, file: file.clone(), rules, scenario });
-        }
-    }
-    suite
+    let loaded = dsh_conformance::load_suite(spec);
+    let errors = loaded
+        .errors_by_file()
+        .into_iter()
+        .map(|(file, errors)| LoadError {
+            file: file.display().to_string(),
+            message: errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
+        })
+        .collect();
+    let scenarios = loaded
+        .scenarios
+        .into_iter()
+        .map(|l| Planned {
+            id: l.scenario.id.clone(),
+            file: l.file.display().to_string(),
+            rules: l.scenario.rules.clone(),
+            scenario: l.scenario,
+        })
+        .collect();
+    Suite { scenarios, errors }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot.
@@ -168,57 +134,4 @@ pub fn subject_error(error: SubjectError, step: &str) -> Verdict {
             Verdict::new(Outcome::Error, Some("adapter"), format!("{step}: {message}"))
         }
     }
-}
-
-fn rule_ids(text: &str) -> Result<Vec<String>, String> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| yaml_error(&e))?;
-    let rules = doc.get("rules").and_then(serde_yaml::Value::as_sequence).ok_or(" no `rules:` list")?;
-    Ok(rules.iter().filter_map(|r| r.get("id")?.as_str().map(str::to_owned)).collect())
-}
-
-fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, String> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| yaml_error(&e))?;
-    if doc.get("scenarios").is_some() {
-        let family: Family = serde_yaml::from_str(text).map_err(|e| yaml_error(&e))?;
-        Ok(family.scenarios)
-    } else {
-        let scenario: Scenario = serde_yaml::from_str(text).map_err(|e| yaml_error(&e))?;
-        Ok(vec![scenario])
-    }
-}
-
-/// `line:column: message` of a YAML error (the caller puts the file in front).
-fn yaml_error(e: &serde_yaml::Error) -> String {
-    match e.location() {
-        Some(at) => format!("{}:{}: {e}", at.line(), at.column()),
-        None => format!(" {e}"),
-    }
-}
-
-/// The first line mentioning `needle` (1-based), or 1.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1)
-}
-
-fn relative(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
-}
-
-/// `.yaml`/`.yml` files under `dir`, recursively, sorted.
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
 }
