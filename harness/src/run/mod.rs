@@ -134,6 +134,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
 
     let args = &opts.libtest;
     let planned = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let mut skipped = Vec::new();
     if !listing && !args.ignored && !args.include_ignored {
         // Static skips are not run by libtest: record them here, so the report counts them.
         let selected: HashSet<&str> =
@@ -141,13 +142,16 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         for (id, file, rules, verdict) in &prerecorded {
             if selected.contains(id.as_str()) {
                 let _ = trial::settle(&ctx, id, file, rules, verdict);
-                println!("skip {id}: {}", verdict.message);
+                skipped.push(format!("    {id}: {}: {}", verdict.label(), verdict.message));
             }
         }
     }
     let conclusion = libtest_mimic::run(args, trials);
     if listing {
         return conclusion.exit_code();
+    }
+    if !skipped.is_empty() {
+        println!("skipped (not run):\n{}\n", skipped.join("\n"));
     }
     ctx.report.footer(planned, started.elapsed());
     println!("{}", ctx.report.summary(planned, &implementation));

@@ -66,23 +66,10 @@ pub fn load(spec: &Path) -> Suite {
     Suite { scenarios, errors }
 }
 
-/// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot.
+/// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature
+/// (declared or inferred from the steps) the subject does not declare.
 pub fn not_applicable(scenario: &Scenario, info: &SubjectInfo) -> Option<String> {
-    let profile = scenario.profile();
-    if !info.profiles.iter().any(|p| p == profile) {
-        return Some(format!("profile `{profile}` not supported by {}", info.name));
-    }
-    let missing: Vec<&String> = scenario
-        .requires
-        .iter()
-        .flatten()
-        .filter(|f| !info.features.contains(f))
-        .collect();
-    if missing.is_empty() {
-        None
-    } else {
-        Some(format!("needs {missing:?}, which {} does not declare", info.name))
-    }
+    dsh_conformance::features::applicability(info, scenario)
 }
 
 /// Runs one scenario against a subject.
