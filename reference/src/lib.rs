@@ -15,6 +15,7 @@ pub mod registry;
 pub mod result;
 pub mod runtime;
 pub mod schema;
+pub mod sdk;
 pub mod scope;
 pub mod value;
 

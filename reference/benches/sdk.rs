@@ -1,0 +1,2 @@
+//! SDK render benchmark (placeholder, replaced below).
+fn main() {}

@@ -1,0 +1,276 @@
+//! The JavaScript semantics the SDK text depends on: `\s` and `trim`, `JSON.stringify` of strings and
+//! numbers, `Number.prototype.toString`, `BigInt` digits, UTF-16 string order and length, and the
+//! property order of `Object.entries` (array-index keys first, ascending, then insertion order).
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Number, Value};
+
+/// ECMAScript `WhiteSpace` plus `LineTerminator`: what `\s` matches and `trim` removes.
+pub(crate) fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{D}'
+            | ' '
+            | '\u{A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '\u{FEFF}'
+    )
+}
+
+/// `s.replace(/\s+/g, ' ').trim()`: the words of `s` joined by single spaces.
+pub(crate) fn push_collapsed(out: &mut String, s: &str) {
+    let mut first = true;
+    for word in s.split(is_js_whitespace).filter(|w| !w.is_empty()) {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        out.push_str(word);
+    }
+}
+
+/// `JSON.stringify` of a string (well-formed input: Rust strings carry no lone surrogates).
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut plain = 0;
+    for (index, byte) in s.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0C => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1F => "",
+            _ => continue,
+        };
+        out.push_str(&s[plain..index]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", byte);
+        } else {
+            out.push_str(escape);
+        }
+        plain = index + 1;
+    }
+    out.push_str(&s[plain..]);
+    out.push('"');
+}
+
+/// The number a JSON number token denotes in JavaScript (nearest double).
+pub(crate) fn js_number(n: &Number) -> f64 {
+    n.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Lossless JSON number as the upstream schema subset defines it: finite and not negative zero.
+pub(crate) fn is_lossless_number(x: f64) -> bool {
+    x.is_finite() && !(x == 0.0 && x.is_sign_negative())
+}
+
+/// `Number.isInteger`.
+pub(crate) fn is_integer(x: f64) -> bool {
+    x.is_finite() && x.trunc() == x
+}
+
+/// `Number.prototype.toString()` (radix 10) for a finite double; non-finite values print as JS does.
+pub(crate) fn push_js_number(out: &mut String, x: f64) {
+    if x.is_nan() {
+        out.push_str("NaN");
+        return;
+    }
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    if x.is_infinite() {
+        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
+        return;
+    }
+    if x < 0.0 {
+        out.push('-');
+    }
+    let mut buffer = ryu::Buffer::new();
+    let shortest = buffer.format_finite(x.abs());
+    // Decompose ryu's text into significant digits and the decimal exponent `n` of ECMA-262's
+    // Number::toString (value = 0.d1d2…dk × 10^n).
+    let (mantissa, exponent) = match shortest.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (shortest, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
+    let mut n = int_part.len() as i32 + exponent;
+    let leading = digits.iter().take_while(|&&d| d == b'0').count();
+    digits.drain(..leading);
+    n -= leading as i32;
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let k = digits.len() as i32;
+    let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+    if k <= n && n <= 21 {
+        out.push_str(&text(&digits));
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&text(&digits[..n as usize]));
+        out.push('.');
+        out.push_str(&text(&digits[n as usize..]));
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&text(&digits));
+    } else {
+        let e = n - 1;
+        out.push_str(&text(&digits[..1]));
+        if k > 1 {
+            out.push('.');
+            out.push_str(&text(&digits[1..]));
+        }
+        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+}
+
+/// `BigInt(x).toString()` for an integral finite double: every digit of its exact value.
+pub(crate) fn push_exact_integer(out: &mut String, x: f64) {
+    if x < 0.0 {
+        out.push('-');
+    }
+    let magnitude = x.abs();
+    if magnitude < 18_446_744_073_709_551_616.0 {
+        let _ = write!(out, "{}", magnitude as u64);
+        return;
+    }
+    let bits = magnitude.to_bits();
+    let mantissa = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let shift = ((bits >> 52) & 0x7FF) as u32 - 1075;
+    // Little-endian base-2^32 limbs of mantissa << shift.
+    let limb_shift = (shift / 32) as usize;
+    let bit_shift = shift % 32;
+    let mut limbs = vec![0u32; limb_shift + 4];
+    let wide = (mantissa as u128) << bit_shift;
+    for (i, limb) in limbs[limb_shift..].iter_mut().enumerate() {
+        *limb = (wide >> (32 * i)) as u32;
+    }
+    let mut chunks: Vec<u32> = Vec::new();
+    while limbs.iter().any(|&l| l != 0) {
+        let mut remainder: u64 = 0;
+        for limb in limbs.iter_mut().rev() {
+            let current = (remainder << 32) | u64::from(*limb);
+            *limb = (current / 1_000_000_000) as u32;
+            remainder = current % 1_000_000_000;
+        }
+        chunks.push(remainder as u32);
+    }
+    let mut iter = chunks.iter().rev();
+    if let Some(first) = iter.next() {
+        let _ = write!(out, "{first}");
+    }
+    for chunk in iter {
+        let _ = write!(out, "{chunk:09}");
+    }
+}
+
+/// `a < b` / `a > b` on JavaScript strings: UTF-16 code unit order.
+pub(crate) fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// A canonical array index (`"0"`, `"42"`, below 2^32 - 1): such keys lead `Object.entries`.
+fn array_index(key: &str) -> Option<u32> {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return None;
+    }
+    let value: u64 = key.parse().ok()?;
+    (value < u64::from(u32::MAX)).then_some(value as u32)
+}
+
+/// `Object.entries` order of a parsed JSON object.
+pub(crate) fn entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    let mut indexed: Vec<(u32, &str, &Value)> = Vec::new();
+    let mut named: Vec<(&str, &Value)> = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        match array_index(key) {
+            Some(index) => indexed.push((index, key.as_str(), value)),
+            None => named.push((key.as_str(), value)),
+        }
+    }
+    if indexed.is_empty() {
+        return named;
+    }
+    indexed.sort_unstable_by_key(|&(index, _, _)| index);
+    let mut ordered: Vec<(&str, &Value)> = indexed.into_iter().map(|(_, k, v)| (k, v)).collect();
+    ordered.extend(named);
+    ordered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(x: f64) -> String {
+        let mut s = String::new();
+        push_js_number(&mut s, x);
+        s
+    }
+
+    #[test]
+    fn number_to_string_matches_ecmascript() {
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(-5.0), "-5");
+        assert_eq!(num(1.5), "1.5");
+        assert_eq!(num(0.1), "0.1");
+        assert_eq!(num(1e21), "1e+21");
+        assert_eq!(num(1e20), "100000000000000000000");
+        assert_eq!(num(1.5e-7), "1.5e-7");
+        assert_eq!(num(0.000001), "0.000001");
+        assert_eq!(num(123456.789), "123456.789");
+        assert_eq!(num(2f64.powi(60)), "1152921504606847000");
+        assert_eq!(num(1.7976931348623157e308), "1.7976931348623157e+308");
+        assert_eq!(num(5e-324), "5e-324");
+    }
+
+    #[test]
+    fn bigint_digits_are_exact() {
+        let mut s = String::new();
+        push_exact_integer(&mut s, 2f64.powi(60));
+        assert_eq!(s, "1152921504606846976");
+        s.clear();
+        push_exact_integer(&mut s, 1e21);
+        assert_eq!(s, "1000000000000000000000");
+        s.clear();
+        push_exact_integer(&mut s, -1e23);
+        assert_eq!(s, "-99999999999999991611392");
+        s.clear();
+        push_exact_integer(&mut s, 2f64.powi(70));
+        assert_eq!(s, "1180591620717411303424");
+    }
+
+    #[test]
+    fn entries_put_array_indices_first() {
+        let value: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap_or(Value::Null);
+        let keys: Vec<&str> = value.as_object().map(|m| entries(m).into_iter().map(|(k, _)| k).collect()).unwrap_or_default();
+        assert_eq!(keys, ["2", "10", "b", "a", "01", "4294967295"]);
+    }
+
+    #[test]
+    fn utf16_order() {
+        assert_eq!(cmp_utf16("\u{FF01}", "\u{1F600}"), Ordering::Greater);
+        assert_eq!(cmp_utf16("a", "b"), Ordering::Less);
+    }
+}

@@ -1,0 +1,42 @@
+//! Code Mode SDK text: the `tools:sdk` prompt section in its TypeScript and Python flavors, and the
+//! schema → type codegens behind it. Byte-identical to upstream `renderToolsSdk` /
+//! `renderToolsSdkPy` / `jsonSchemaToTs` / `jsonSchemaToPy` for every input.
+//!
+//! Both renderers are total: unsupported schema constructs degrade (`unknown` / `Any`), nothing
+//! panics, and schemas of any depth are walked with explicit stacks. Output is deterministic: tools
+//! are ordered by name (UTF-16 code unit order, stable for equal names).
+
+mod input;
+mod js;
+mod names;
+mod py;
+mod subset;
+mod ts;
+mod unicode;
+mod unicode_tables;
+
+use serde_json::Value;
+
+pub use input::{SdkInputError, parse_tool_list};
+pub use py::{json_schema_to_py, render_tools_sdk_py};
+pub use ts::{json_schema_to_ts, render_tools_sdk};
+
+/// One tool as the SDK renderers see it: the model-facing schema plus the canonical output schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SdkToolSchema {
+    /// Tool name; any string (exotic names are quoted / routed to subscript access).
+    pub name: String,
+    /// Tool description; absent and empty render no doc line.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (any value: outside the subset it degrades).
+    pub parameters: Value,
+    /// JSON Schema of the canonical output; absent renders as `unknown` (TypeScript) / `Any` (Python).
+    pub output: Option<Value>,
+}
+
+/// The tools in UTF-16 name order; equal names keep their input order.
+fn sort_by_name(schemas: &[SdkToolSchema]) -> Vec<&SdkToolSchema> {
+    let mut sorted: Vec<&SdkToolSchema> = schemas.iter().collect();
+    sorted.sort_by(|a, b| js::cmp_utf16(&a.name, &b.name));
+    sorted
+}
