@@ -2,6 +2,8 @@
 //! (garbage, crash, hang, broken scenario files) are reported with their outcome and location while every
 //! other trial still runs; expectations are strict both ways; a protocol mismatch stops the run at once.
 
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
 mod common;
 
 use common::*;

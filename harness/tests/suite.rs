@@ -2,6 +2,8 @@
 //! runs must execute every planned trial, agree on every outcome, and pass everything (the reference
 //! carries no expectations file).
 
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
 mod common;
 
 use common::*;

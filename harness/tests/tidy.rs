@@ -2,6 +2,8 @@
 //! scenario or marked `observable: false` with a reason; every rule id cited by a scenario or by a
 //! `Spec:` line in code exists; no two rules share an id.
 
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -3,10 +3,13 @@
 //! exactly when no outcome was unexpected.
 //!
 //! # Order
-//! 1. Load the spec (errors become trials). 2. Start one subject and `initialize` it: a failure or a
-//! protocol major-version mismatch ends the run at once with one message (exit status 2). 3. Load the
-//! expectations (problems become trials). 4. Build the trials (skips are static: visible in `--list`).
-//! 5. Run them; after a CRASH or TIMEOUT the subject is restarted before it serves again. 6. Footer, summary.
+//! 1. Load the spec; files with errors become trials.
+//! 2. Start one subject and `initialize` it: a failure or a protocol major-version mismatch ends the run
+//!    at once with one message (exit status 2).
+//! 3. Load the expectations; problems in the file become trials.
+//! 4. Build the trials; skips are static, so `--list --ignored` shows them.
+//! 5. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
+//! 6. Footer, skip reasons, summary line.
 
 pub mod cli;
 pub mod expectations;
