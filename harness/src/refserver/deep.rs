@@ -22,7 +22,7 @@ pub fn dismantle(value: Value) {
     let mut stack = vec![value];
     while let Some(mut v) = stack.pop() {
         match &mut v {
-            Value::Array(items) => stack.extend(items.drain(..)),
+            Value::Array(items) => stack.append(items),
             Value::Object(map) => {
                 let map = std::mem::take(map);
                 stack.extend(map.into_iter().map(|(_, v)| v));
@@ -155,4 +155,10 @@ impl<W: Write> Write for Counting<'_, W> {
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
+}
+
+/// An object from owned fields, moving each value in. (`json!` serializes interpolated values, which
+/// copies and drops them recursively: never use it for values that may be deep.)
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }

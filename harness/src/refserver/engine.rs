@@ -111,7 +111,11 @@ impl Engine {
         let shared = self.shared.clone();
         let publish = self.runtime.on_result(Arc::new(move |exec, result| {
             shared.note_token(&exec.call_id, exec.token);
-            shared.emit(json!({ "type": "result", "callId": exec.call_id, "result": result::to_json(result) }));
+            shared.emit(deep::object([
+                ("type", "result".into()),
+                ("callId", exec.call_id.clone().into()),
+                ("result", result::to_json(result)),
+            ]));
         }));
         self.state().own.extend([capture, publish]);
     }
@@ -311,13 +315,13 @@ impl Engine {
     fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
         let agent = self.agent_key(params.opt_str("agent")?)?;
         let tool = self.runtime.get(params.str("name")?, agent.as_ref());
-        Ok(json!({ "tool": tool.map(|t| t.to_json()) }))
+        Ok(deep::object([("tool", tool.map(|t| t.to_json()).unwrap_or(Value::Null))]))
     }
 
     fn schemas(&self, params: Params<'_>) -> Result<Value, Failure> {
         let agent = self.agent_key(params.opt_str("agent")?)?;
         let schemas: Vec<Value> = self.runtime.schemas(agent.as_ref()).iter().map(|s| s.to_json()).collect();
-        Ok(json!({ "schemas": schemas }))
+        Ok(deep::object([("schemas", Value::Array(schemas))]))
     }
 
     fn execution_mode(&self, params: Params<'_>) -> Result<Value, Failure> {

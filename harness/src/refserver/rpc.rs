@@ -3,6 +3,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::deep;
+
 /// `-32700`: the line is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
 /// `-32600`: JSON, but not a request.
@@ -140,7 +142,7 @@ pub fn parse_value<T: DeserializeOwned>(value: &Value, what: &str) -> Result<T, 
 
 /// A success response.
 pub fn success(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    deep::object([("jsonrpc", "2.0".into()), ("id", id), ("result", result)])
 }
 
 /// An error response.
@@ -150,5 +152,6 @@ pub fn error(id: Value, failure: Failure) -> Value {
 
 /// An event notification.
 pub fn event(session: &str, seq: u64, event: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "method": "event", "params": { "session": session, "seq": seq, "event": event } })
+    let params = deep::object([("session", session.into()), ("seq", seq.into()), ("event", event)]);
+    deep::object([("jsonrpc", "2.0".into()), ("method", "event".into()), ("params", params)])
 }

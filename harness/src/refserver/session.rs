@@ -104,7 +104,7 @@ impl Session {
             }
             "call/await" => {
                 let result = self.shared.calls.wait(params.str("callId")?).await?;
-                Ok(json!({ "result": result }))
+                Ok(super::deep::object([("result", result)]))
             }
             "call/abort" => {
                 self.shared.calls.abort(params.str("callId")?)?;

@@ -55,7 +55,10 @@ impl ReferenceSubject {
         if let Some(runtime) = self.runtime.take() {
             let server = self.server.clone();
             // Sessions hold deep values: close them on the runtime's big stacks, not here.
-            let _ = runtime.block_on(async move { tokio::time::timeout(CLOSE_GRACE, server.close_all()).await });
+            // Sessions hold deep values: close them on the runtime's big stacks (`block_on` would run the
+            // future on this thread).
+            let closing = runtime.spawn(async move { tokio::time::timeout(CLOSE_GRACE, server.close_all()).await });
+            let _ = runtime.block_on(closing);
             runtime.shutdown_background();
         }
         for out in lock(&self.queue).drain(..) {
@@ -99,13 +102,18 @@ impl Subject for ReferenceSubject {
             return Err(SubjectError::Crash { status: "shut down".into(), stderr_tail: String::new() });
         };
         self.next_id += 1;
-        let request = Arc::new(json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }));
+        let request = Arc::new(deep::object([
+            ("jsonrpc", "2.0".into()),
+            ("id", self.next_id.into()),
+            ("method", method.into()),
+            ("params", params),
+        ]));
         self.transcript.sent(request.clone());
         let (server, queue) = (self.server.clone(), self.queue.clone());
         let mut task = runtime.spawn(async move {
             server.handle_with(&request, |response| lock(&queue).push_back(Out::Response(response))).await;
         });
-        match runtime.block_on(tokio::time::timeout(timeout, &mut task)) {
+        match runtime.block_on(async { tokio::time::timeout(timeout, &mut task).await }) {
             Err(_) => {
                 task.abort();
                 return Err(SubjectError::Timeout { method: method.to_owned(), waited: timeout });

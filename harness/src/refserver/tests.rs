@@ -46,7 +46,12 @@ impl Harness {
     /// Sends one request; returns (events before the response, the response).
     pub fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
         self.next_id += 1;
-        let request = json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params });
+        let request = deep::object([
+            ("jsonrpc", "2.0".into()),
+            ("id", self.next_id.into()),
+            ("method", method.into()),
+            ("params", params),
+        ]);
         let (server, log) = (self.server.clone(), self.log.clone());
         let task = self.runtime.spawn(async move {
             server.handle_with(&request, |r| log.lock().unwrap_or_else(|p| p.into_inner()).push(r)).await;
@@ -64,8 +69,8 @@ impl Harness {
     }
 
     pub fn ok(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        let (events, response) = self.call(method, params);
-        let result = response.get("result").cloned().unwrap_or_else(|| panic!("{method}: {response}"));
+        let (events, mut response) = self.call(method, params);
+        let result = response.get_mut("result").map(Value::take).unwrap_or_else(|| panic!("{method}: {response}"));
         (events, result)
     }
 }
@@ -73,7 +78,8 @@ impl Harness {
 impl Drop for Harness {
     fn drop(&mut self) {
         let server = self.server.clone();
-        self.runtime.block_on(server.close_all());
+        // On a runtime thread: sessions hold deep values.
+        let _ = self.runtime.block_on(self.runtime.spawn(async move { server.close_all().await }));
         for v in self.log.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
             deep::dismantle(v);
         }
@@ -175,4 +181,236 @@ fn gates_count_waiters_until_opened_or_abandoned() {
         // An open gate does not block.
         gates.wait("g").await;
     });
+}
+
+fn tool(name: &str, body: Value) -> Value {
+    json!({ "name": name, "rawParameters": {}, "output": { "schema": {}, "render": "json" }, "body": body })
+}
+
+fn open(h: &mut Harness, setup: Value) {
+    let (_, response) = h.call("session/open", json!({ "session": "s", "setup": setup }));
+    assert!(response.get("result").is_some(), "{response}");
+}
+
+fn seqs(events: &[Value]) -> Vec<u64> {
+    events.iter().filter_map(|e| e["params"]["seq"].as_u64()).collect()
+}
+
+#[test]
+fn events_precede_the_response_that_counts_them() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("t", json!([{ "emit": "a" }, { "wait": "g" }, { "emit": "b" }, { "return": "x" }]))] }));
+    let (events, r) = h.ok("call/start", json!({ "session": "s", "callId": "c", "name": "t", "arguments": {} }));
+    // The body ran to its first wait before call/start answered.
+    assert_eq!(seqs(&events), [1]);
+    assert_eq!(events[0]["params"]["event"], json!({ "type": "mark", "label": "a", "callId": "c" }));
+    assert_eq!(r["eventsThrough"], 1);
+    let (_, r) = h.ok("gate/open", json!({ "session": "s", "gate": "g" }));
+    let through = r["eventsThrough"].as_u64().expect("eventsThrough");
+    let (more, r) = h.ok("call/await", json!({ "session": "s", "callId": "c" }));
+    assert_eq!(r["eventsThrough"], 3);
+    assert_eq!(r["result"], json!({ "isError": false, "value": "x", "content": [{ "type": "text", "text": "\"x\"" }] }));
+    let all: Vec<u64> = (1..=3).collect();
+    let mut seen = seqs(&events);
+    seen.extend(h.log.lock().map(|l| seqs(&l)).unwrap_or_default());
+    let _ = through;
+    let mut got = seqs(&events);
+    got.extend(seqs(&more));
+    // Whatever arrived before gate/open's answer plus what came before call/await's: 1..=3, no gaps.
+    assert!(got.len() <= 3 && got.iter().zip(&all).all(|(a, b)| a == b), "{got:?}");
+    let last = more.last().map(|e| e["params"]["event"].clone()).expect("the result event last");
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["result"], r["result"]);
+}
+
+#[test]
+fn aborts_cancel_the_caller_signal_and_pre_aborted_calls_never_dispatch() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("t", json!([{ "awaitAbort": true }, { "emitSignal": "after" }]))] }));
+    h.ok("call/start", json!({ "session": "s", "callId": "c", "name": "t", "arguments": {} }));
+    h.ok("call/abort", json!({ "session": "s", "callId": "c", "reason": "stop" }));
+    let (events, r) = h.ok("call/await", json!({ "session": "s", "callId": "c" }));
+    assert_eq!(r["result"]["error"]["code"], "ABORTED", "{}", r["result"]);
+    assert!(events.iter().any(|e| e["params"]["event"] == json!({ "type": "mark", "label": "after", "callId": "c", "aborted": true })));
+    h.ok("call/start", json!({ "session": "s", "callId": "d", "name": "t", "arguments": {}, "aborted": true }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "d" }));
+    assert_eq!(r["result"]["error"]["code"], "ABORTED_BEFORE_DISPATCH", "{}", r["result"]);
+    let (_, r) = h.call("call/abort", json!({ "session": "s", "callId": "nope" }));
+    assert!(r.get("error").is_some());
+    let (_, r) = h.ok("session/close", json!({ "session": "s" }));
+    assert_eq!(r["leaks"], json!({ "pendingCalls": [], "unopenedGates": [], "liveTasks": 0 }));
+}
+
+#[test]
+fn wait_or_abort_wakes_on_either() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("t", json!([{ "waitOrAbort": "g" }, { "emitSignal": "woke" }, { "return": 1 }]))] }));
+    h.ok("call/start", json!({ "session": "s", "callId": "a", "name": "t", "arguments": {} }));
+    h.ok("call/start", json!({ "session": "s", "callId": "b", "name": "t", "arguments": {} }));
+    h.ok("call/abort", json!({ "session": "s", "callId": "a" }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "a" }));
+    assert_eq!(r["result"]["error"]["code"], "ABORTED");
+    h.ok("gate/open", json!({ "session": "s", "gate": "g" }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "b" }));
+    assert_eq!(r["result"]["value"], 1);
+}
+
+#[test]
+fn the_leak_report_names_pending_calls_waited_gates_and_live_tasks() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("t", json!([{ "wait": "never" }]))] }));
+    h.ok("call/start", json!({ "session": "s", "callId": "c", "name": "t", "arguments": {} }));
+    let (_, r) = h.ok("session/close", json!({ "session": "s" }));
+    assert_eq!(r["leaks"], json!({ "pendingCalls": ["c"], "unopenedGates": ["never"], "liveTasks": 1 }));
+    // The session is gone: its requests are errors, and its id opens afresh.
+    let (_, r) = h.call("call/await", json!({ "session": "s", "callId": "c" }));
+    assert!(r.get("error").is_some());
+    open(&mut h, json!({}));
+}
+
+#[test]
+fn parents_are_tokens_seen_by_the_pipeline() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("t", json!([{ "wait": "g" }]))] }));
+    let (_, r) = h.call("call/start", json!({ "session": "s", "callId": "child", "name": "t", "arguments": {}, "parent": "p" }));
+    assert!(r["error"]["message"].as_str().is_some_and(|m| m.contains("\"p\"")), "{r}");
+    h.ok("call/start", json!({ "session": "s", "callId": "p", "name": "t", "arguments": {} }));
+    h.ok("call/start", json!({ "session": "s", "callId": "child", "name": "t", "arguments": {}, "parent": "p" }));
+    h.ok("gate/open", json!({ "session": "s", "gate": "g" }));
+    h.ok("call/await", json!({ "session": "s", "callId": "child" }));
+    h.ok("call/await", json!({ "session": "s", "callId": "p" }));
+}
+
+#[test]
+fn registry_requests_and_outcomes() {
+    let mut h = Harness::new();
+    let dsl = json!({
+        "name": "echo", "parameters": { "text": { "type": "string", "required": true } },
+        "output": { "schema": { "type": "string" }, "render": "text" }, "body": [{ "returnArgument": "text" }],
+    });
+    let late = json!({ "name": "late", "register": false, "rawParameters": {}, "output": { "schema": {}, "render": "text" } });
+    open(&mut h, json!({ "agents": ["a1"], "tools": [dsl, late], "hooks": {
+        "preExecute": [{ "id": "p", "tools": ["echo"], "do": [{ "emit": "pre" }], "decide": { "afterNext": "next" } }],
+        "guards": [{ "id": "g", "tools": ["late"], "deny": "no late" }],
+        "results": [{ "id": "r", "do": [{ "emit": "seen" }] }],
+    } }));
+    let (_, r) = h.ok("tools/register", json!({ "session": "s", "tool": "echo" }));
+    assert_eq!(r["outcome"]["threw"]["name"], "Error", "{r}");
+    let (_, r) = h.ok("tools/register", json!({ "session": "s", "tool": "late" }));
+    assert_eq!(r["outcome"], json!({ "ok": true }));
+    let (_, r) = h.ok("tools/schemas", json!({ "session": "s", "agent": "a1" }));
+    let names: Vec<&str> = r["schemas"].as_array().into_iter().flatten().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["echo", "late"]);
+    let (_, r) = h.ok("tools/get", json!({ "session": "s", "name": "nope" }));
+    assert_eq!(r["tool"], Value::Null);
+    let (_, r) = h.ok("tools/executionMode", json!({ "session": "s", "name": "echo", "arguments": {} }));
+    assert_eq!(r["mode"], "exclusive");
+    let (mut events, _) = h.ok("call/start", json!({ "session": "s", "callId": "c1", "name": "echo", "arguments": { "text": "hi" } }));
+    let (more, r) = h.ok("call/await", json!({ "session": "s", "callId": "c1" }));
+    events.extend(more);
+    assert_eq!(r["result"], json!({ "isError": false, "value": "hi", "content": [{ "type": "text", "text": "hi" }] }));
+    let kinds: Vec<Value> = events.iter().map(|e| e["params"]["event"]["label"].clone()).collect();
+    // The subject's own result observer was registered first.
+    assert_eq!(kinds, [json!("pre"), json!("p:next"), Value::Null, json!("seen")], "{events:?}");
+    h.ok("call/start", json!({ "session": "s", "callId": "c2", "name": "late", "arguments": {} }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "c2" }));
+    assert_eq!(r["result"]["error"], json!({ "message": "no late" }));
+    h.ok("handle/dispose", json!({ "session": "s", "handle": "g" }));
+    h.ok("scope/drop", json!({ "session": "s", "agent": "a1" }));
+    let (_, r) = h.call("handle/dispose", json!({ "session": "s", "handle": "g" }));
+    assert!(r.get("error").is_some());
+}
+
+#[test]
+fn stages_dsh_tools_lacks_are_errors_naming_them() {
+    let mut h = Harness::new();
+    let wrapper = json!({ "hooks": { "execute": [{ "id": "w", "around": "next" }] } });
+    let (_, r) = h.call("session/open", json!({ "session": "s", "setup": wrapper }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
+    assert!(r["error"]["message"].as_str().is_some_and(|m| m.contains("execute")));
+    open(&mut h, json!({}));
+    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "postExecute", "listener": { "id": "x", "decide": "next" } }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
+    let (_, r) = h.call("prompt/assemble", json!({ "session": "s" }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
+    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "results", "listener": { "id": "x", "do": [{ "wait": "g" }] } }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
+    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "results", "listener": { "id": "x", "do": [{ "nope": 1 }] } }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::INVALID_PARAMS), "{r}");
+}
+
+#[test]
+fn a_100000_deep_argument_comes_back_through_the_server() {
+    let mut h = Harness::new();
+    open(&mut h, json!({ "tools": [tool("echo", json!([{ "returnArgument": "" }]))] }));
+    let start = deep::object([
+        ("session", "s".into()),
+        ("callId", "c".into()),
+        ("name", "echo".into()),
+        ("arguments", deep_array(100_000)),
+    ]);
+    // The body returns at once: its result event may already precede call/start's answer.
+    let (mut events, _) = h.ok("call/start", start);
+    let (more, r) = h.ok("call/await", json!({ "session": "s", "callId": "c" }));
+    events.extend(more);
+    assert_eq!(r["result"]["isError"], false);
+    assert_eq!(depth_of(&r["result"]["value"]), 100_000);
+    let event = events.last().map(|e| &e["params"]["event"]["result"]["value"]).expect("result event");
+    assert_eq!(depth_of(event), 100_000);
+    // Deep values go down iteratively: the test thread's stack is small.
+    for v in events {
+        deep::dismantle(v);
+    }
+    deep::dismantle(r);
+}
+
+#[test]
+fn the_in_process_subject_answers_like_the_protocol_and_keeps_a_transcript() {
+    use dsh_conformance::subject::Subject;
+    let mut subject = super::ReferenceSubject::new().expect("subject");
+    let info = subject.initialize().expect("initialize");
+    assert_eq!(info.language, "rust");
+    assert_eq!(info.features, super::capabilities::FEATURES);
+    let t = Duration::from_secs(10);
+    let setup = json!({ "tools": [tool("t", json!([{ "emit": "x" }, { "return": [1] }]))] });
+    subject.request("session/open", json!({ "session": "s", "setup": setup }), t).expect("open");
+    let started = subject.request("call/start", json!({ "session": "s", "callId": "c", "name": "t", "arguments": {} }), t).expect("start");
+    let mut events = started.events;
+    let awaited = subject.request("call/await", json!({ "session": "s", "callId": "c" }), t).expect("await");
+    events.extend(awaited.events);
+    let result = awaited.result.expect("ok");
+    assert_eq!(result["result"]["value"], json!([1]));
+    assert_eq!(events.iter().map(|e| e["seq"].clone()).collect::<Vec<_>>(), [json!(1), json!(2)]);
+    assert_eq!(result["eventsThrough"], 2);
+    let error = subject.request("no/such", json!({ "session": "s" }), t).expect("reply").result;
+    assert!(error.is_err());
+    let lines = subject.take_transcript();
+    assert!(lines.first().is_some_and(|l| l.starts_with("→ {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("← {\"jsonrpc\":\"2.0\",\"method\":\"event\"")));
+    assert!(subject.take_transcript().is_empty());
+    subject.restart().expect("restart");
+    subject.initialize().expect("initialize after restart");
+    let reopened = subject.request("session/open", json!({ "session": "s" }), t).expect("open");
+    assert!(reopened.result.is_ok(), "a restart drops old sessions");
+}
+
+#[test]
+fn a_stuck_request_times_out_in_process() {
+    use dsh_conformance::subject::{Subject, SubjectError};
+    let mut subject = super::ReferenceSubject::new().expect("subject");
+    let t = Duration::from_secs(10);
+    let setup = json!({ "tools": [tool("t", json!([{ "wait": "g" }]))] });
+    subject.request("session/open", json!({ "session": "s", "setup": setup }), t).expect("open");
+    subject.request("call/start", json!({ "session": "s", "callId": "c", "name": "t", "arguments": {} }), t).expect("start");
+    let stuck = subject.request("call/await", json!({ "session": "s", "callId": "c" }), Duration::from_millis(100));
+    assert!(matches!(stuck, Err(SubjectError::Timeout { .. })), "{stuck:?}");
+    subject.restart().expect("restart");
+}
+
+#[test]
+fn transcripts_cut_long_lines() {
+    let mut t = super::transcript::Transcript::default();
+    t.received(json!({ "big": "x".repeat(10_000) }));
+    let lines = t.take();
+    assert!(lines[0].len() < super::transcript::MAX_LINE + 100 && lines[0].contains("truncated"), "{}", lines[0].len());
 }
