@@ -245,6 +245,18 @@ class FixtureSession {
     this.handles = new Map(); // handle -> disposer
     this.fixtures = new Map(); // tool handle -> fixture
     this.liveTasks = 0;
+    this.marks = new Set(); // labels of mark events sent so far
+    this.markWaiters = new Map(); // label -> [resolve]
+  }
+
+  /** Resolves once a mark with `label` has been sent (at once if it already was). */
+  waitForMark(label) {
+    if (this.marks.has(label)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.markWaiters.get(label) ?? [];
+      waiters.push(resolve);
+      this.markWaiters.set(label, waiters);
+    });
   }
 
   emit(event) {
@@ -254,6 +266,11 @@ class FixtureSession {
     }
     this.seq += 1;
     send({ jsonrpc: '2.0', method: 'event', params: { session: this.id, seq: this.seq, event } });
+    if (event.type === 'mark') {
+      this.marks.add(event.label);
+      for (const resolve of this.markWaiters.get(event.label) ?? []) resolve();
+      this.markWaiters.delete(event.label);
+    }
   }
 
   trackTask(promise) {
@@ -985,6 +1002,11 @@ const METHODS = {
     if (call === undefined) throw new AdapterError(`unknown callId "${callId}"`);
     if (params.reason !== undefined) call.controller.abort(params.reason);
     else call.controller.abort();
+    return {};
+  },
+
+  async 'events/waitFor'(params, session) {
+    await session.waitForMark(need(params, 'label', 'string'));
     return {};
   },
 
