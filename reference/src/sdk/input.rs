@@ -1,7 +1,7 @@
 //! Tool lists as JSON, for the `dsh-sdk` command and tests: either a list of SDK tool schemas
 //! (`name`, `description`, `parameters`, `output`) or an MCP `tools/list` result
 //! (`{ "tools": [{ name, description, inputSchema, outputSchema? }] }`); each entry may use either
-//! spelling. A schema value is taken as is (the renderers degrade what they cannot express); only
+//! spelling. A non-string description reads as absent (upstream renders it so). A schema value is taken as is (the renderers degrade what they cannot express); only
 //! the list's own structure is checked, and an error names the tool and the JSON path.
 
 use std::fmt;
@@ -75,8 +75,8 @@ fn parse_tool(mut map: Map<String, Value>, index: usize, path: &str) -> Result<S
     };
     let description = match map.remove("description") {
         Some(Value::String(description)) => Some(description),
-        Some(Value::Null) | None => None,
-        Some(_) => return Err(error("description", "must be a string or null")),
+        // Upstream renders a description of any other type exactly as an absent one.
+        _ => None,
     };
     let parameters = match (map.remove("parameters"), map.remove("inputSchema")) {
         (Some(parameters), None) | (None, Some(parameters)) => parameters,
