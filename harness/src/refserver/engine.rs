@@ -33,6 +33,12 @@ struct Held {
     _guard: Guard,
 }
 
+/// What a registration threw.
+struct Threw {
+    message: String,
+    name: &'static str,
+}
+
 struct Agent {
     key: ScopeKey,
     open: bool,
@@ -195,18 +201,22 @@ impl Engine {
         }
     }
 
-    /// Registers the fixture `handle`: the outer error is the adapter's, the inner one the registry's.
-    fn register(&self, handle: &str, alias: Option<&str>) -> Result<Result<(), dsh_tools::RegisterError>, Failure> {
+    /// Registers the fixture `handle`: the outer error is the adapter's, the inner one what registration
+    /// threw (`message`, `name`).
+    fn register(&self, handle: &str, alias: Option<&str>) -> Result<Result<(), Threw>, Failure> {
         let fixture = self.fixtures.get(handle).ok_or_else(|| Failure::unknown("tool fixture", handle))?;
         let scope = self.registering_scope(fixture.agent.as_deref())?;
         let definition = tool::definition(fixture, &self.shared)?;
+        if let Some((message, name)) = tool::define_tool_rejection(fixture) {
+            return Ok(Err(Threw { message, name }));
+        }
         match self.runtime.register(definition, scope.as_ref()) {
             Ok(registration) => {
                 let held = Held { agent: fixture.agent.clone(), _guard: Guard::Tool(registration) };
                 self.hold(alias.unwrap_or(handle).to_owned(), held);
                 Ok(Ok(()))
             }
-            Err(e) => Ok(Err(e)),
+            Err(e) => Ok(Err(Threw { message: e.message, name: e.name })),
         }
     }
 

@@ -8,7 +8,8 @@
 //! # Module map
 //! - [`server`]: request dispatch and the session table; [`session`]: one session's requests and leaks.
 //! - [`outbox`]: event `seq`, `eventsThrough`, the single ordered exit; [`rpc`]: JSON-RPC envelopes.
-//! - [`gates`], [`calls`]: gates and started calls of a session.
+//! - [`gates`], [`calls`]: gates and started calls of a session; [`quiesce`]: answering only once the
+//!   session's tasks have run as far as they can.
 //! - [`engine`]: the `dsh-tools` runtime of a session and the fixture interpretation.
 //! - [`capabilities`]: the `initialize` answer.
 //! - [`deep`]: parse, write, clone and drop JSON of any depth; [`runtime`]: the big-stack tokio runtime.
@@ -21,6 +22,7 @@ pub mod engine;
 pub mod fixtures;
 pub mod gates;
 pub mod outbox;
+pub mod quiesce;
 pub mod result;
 pub mod rpc;
 pub mod runtime;

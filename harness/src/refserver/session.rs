@@ -5,23 +5,23 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
 
 use dsh_tools::ExecutionToken;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::calls::Calls;
 use super::engine::Engine;
 use super::gates::Gates;
 use super::outbox::Outbox;
+use super::quiesce::Activity;
 use super::rpc::{Failure, METHOD_NOT_FOUND, Params};
 
 /// A started call's task.
 pub type CallTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
-/// How long `session/close` lets finishing tasks end before counting them as live.
+/// How long a request waits for the session's tasks to settle, and `session/close` for finishing tasks
+/// to end before counting them as live.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// What fixture code (tool bodies, listeners) and call tasks share with the session.
@@ -65,6 +65,7 @@ impl Shared {
 pub struct Session {
     shared: Arc<Shared>,
     tasks: Mutex<JoinSet<()>>,
+    activity: Arc<Activity>,
     engine: Engine,
 }
 
@@ -79,15 +80,23 @@ impl Session {
             tokens: Mutex::default(),
         });
         let engine = Engine::open(shared.clone(), setup)?;
-        Ok(Session { shared, tasks: Mutex::new(JoinSet::new()), engine })
+        Ok(Session { shared, tasks: Mutex::new(JoinSet::new()), activity: Arc::default(), engine })
     }
 
     fn tasks(&self) -> MutexGuard<'_, JoinSet<()>> {
         self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Handles one session request other than open and close.
+    /// Handles one session request other than open and close, answering once the session's tasks have
+    /// run as far as they can (see [`super::quiesce`]).
     pub async fn handle(&self, method: &str, params: Params<'_>) -> Result<Value, Failure> {
+        let outcome = self.serve(method, params).await;
+        // Bounded: a task that never stops being busy must not wedge the protocol.
+        let _ = tokio::time::timeout(SETTLE, self.activity.settled()).await;
+        outcome
+    }
+
+    async fn serve(&self, method: &str, params: Params<'_>) -> Result<Value, Failure> {
         match method {
             "gate/open" => {
                 self.shared.gates.open(params.str("gate")?);
@@ -95,11 +104,7 @@ impl Session {
             }
             "call/start" => {
                 let task = self.engine.start_call(params)?;
-                // Answer once the call has run as far as it can without waiting, as upstream's
-                // `execute()` runs synchronously to its first suspension before `call/start` answers.
-                let (polled, first_poll) = oneshot::channel();
-                self.tasks().spawn(FirstPoll { task, polled: Some(polled) });
-                let _ = first_poll.await;
+                self.tasks().spawn(self.activity.track(task));
                 Ok(json!({}))
             }
             "call/await" => {
@@ -138,23 +143,5 @@ impl Session {
         tasks.shutdown().await;
         self.engine.close();
         leaks
-    }
-}
-
-/// Runs a call task, reporting when its first poll is over.
-struct FirstPoll {
-    task: CallTask,
-    polled: Option<oneshot::Sender<()>>,
-}
-
-impl Future for FirstPoll {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let outcome = self.task.as_mut().poll(cx);
-        if let Some(polled) = self.polled.take() {
-            let _ = polled.send(());
-        }
-        outcome
     }
 }
