@@ -96,9 +96,53 @@ fn one(paths: &Paths<'_>, path: PathId, what: &str) -> Started<'static> {
     Started::Done(vec![format!("\"{}\" {what}", paths.diagnostic(path))])
 }
 
+/// The constraint keywords of one schema node, found in a single pass (schema nodes have few keys, so a
+/// scan beats one hash lookup per keyword).
+#[derive(Default)]
+struct Keywords<'a> {
+    ty: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    required: Option<&'a Value>,
+    additional: Option<&'a Value>,
+    items: Option<&'a Value>,
+    allowed: Option<&'a Value>,
+    constant: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    fn scan(node: &'a Map<String, Value>) -> Self {
+        let mut k = Self::default();
+        for (key, value) in node {
+            match key.as_str() {
+                "type" => k.ty = Some(value),
+                "oneOf" => k.one_of = Some(value),
+                "properties" => k.properties = Some(value),
+                "required" => k.required = Some(value),
+                "additionalProperties" => k.additional = Some(value),
+                "items" => k.items = Some(value),
+                "enum" => k.allowed = Some(value),
+                "const" => k.constant = Some(value),
+                _ => {}
+            }
+        }
+        k
+    }
+}
+
+/// Look a key up in a value object: a scan for small objects, the index otherwise.
+fn lookup<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if object.len() <= 8 {
+        object.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        object.get(key)
+    }
+}
+
 fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<'a>) -> Started<'a> {
     let Value::Object(node) = node else { return Started::Done(Vec::new()) };
-    if let Some(one_of) = node.get("oneOf") {
+    let kw = Keywords::scan(node);
+    if let Some(one_of) = kw.one_of {
         let branches: &[Value] = match one_of {
             Value::Array(b) => b,
             _ => &[],
@@ -113,7 +157,7 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             path,
         });
     }
-    let ty = match node.get("type") {
+    let ty = match kw.ty {
         None => return Started::Done(Vec::new()),
         Some(Value::String(t)) => t.as_str(),
         Some(_) => return one(paths, path, "must be a lossless JSON value"),
@@ -121,14 +165,14 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
     match ty {
         "object" => {
             let Value::Object(object) = value else { return one(paths, path, "must be an object") };
-            let properties = match node.get("properties") {
+            let properties = match kw.properties {
                 Some(Value::Object(p)) => Some(p),
                 _ => None,
             };
             let mut violations = Vec::new();
-            if let Some(Value::Array(required)) = node.get("required") {
+            if let Some(Value::Array(required)) = kw.required {
                 for key in required.iter().filter_map(Value::as_str) {
-                    if !object.contains_key(key) {
+                    if lookup(object, key).is_none() {
                         let p = paths.push(path, Seg::Key(key));
                         violations.push(format!("missing required property \"{}\"", paths.render(p)));
                     }
@@ -136,15 +180,15 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             }
             let mut children = Vec::new();
             for (key, child) in properties.into_iter().flatten() {
-                if let Some(v) = object.get(key) {
+                if let Some(v) = lookup(object, key) {
                     let p = paths.push(path, Seg::Key(key));
                     children.push(Child { node: child, value: v, path: p });
                 }
             }
             let mut tail = Vec::new();
-            if node.get("additionalProperties") == Some(&Value::Bool(false)) {
+            if kw.additional == Some(&Value::Bool(false)) {
                 for key in object.keys() {
-                    if !properties.is_some_and(|p| p.contains_key(key)) {
+                    if !properties.is_some_and(|p| lookup(p, key).is_some()) {
                         let p = paths.push(path, Seg::Key(key));
                         tail.push(format!(
                             "\"{}\" is not a declared property (additionalProperties: false)",
@@ -157,7 +201,7 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
         }
         "array" => {
             let Value::Array(items) = value else { return one(paths, path, "must be an array") };
-            let children = match node.get("items") {
+            let children = match kw.items {
                 None => Vec::new(),
                 Some(item_schema) => items
                     .iter()
@@ -176,24 +220,24 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             })
         }
         "string" => match value {
-            Value::String(_) => scalar(node, value, paths, path),
+            Value::String(_) => scalar(&kw, value, paths, path),
             _ => one(paths, path, "must be a string"),
         },
         "number" => match value {
-            Value::Number(n) if is_json_number(n) => scalar(node, value, paths, path),
+            Value::Number(n) if is_json_number(n) => scalar(&kw, value, paths, path),
             Value::Number(_) => one(paths, path, "must be a finite JSON number"),
             _ => one(paths, path, "must be a number"),
         },
         "integer" => match value {
-            Value::Number(n) if is_json_integer(n) => scalar(node, value, paths, path),
+            Value::Number(n) if is_json_integer(n) => scalar(&kw, value, paths, path),
             _ => one(paths, path, "must be an integer"),
         },
         "boolean" => match value {
-            Value::Bool(_) => scalar(node, value, paths, path),
+            Value::Bool(_) => scalar(&kw, value, paths, path),
             _ => one(paths, path, "must be a boolean"),
         },
         "null" => match value {
-            Value::Null => scalar(node, value, paths, path),
+            Value::Null => scalar(&kw, value, paths, path),
             _ => one(paths, path, "must be null"),
         },
         _ => one(paths, path, "must be a lossless JSON value"),
@@ -201,8 +245,8 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
 }
 
 /// `enum` then `const` on a type-correct scalar.
-fn scalar(node: &Map<String, Value>, value: &Value, paths: &Paths<'_>, path: PathId) -> Started<'static> {
-    if let Some(allowed) = node.get("enum") {
+fn scalar(kw: &Keywords<'_>, value: &Value, paths: &Paths<'_>, path: PathId) -> Started<'static> {
+    if let Some(allowed) = kw.allowed {
         let listed = match allowed {
             Value::Array(entries) => entries.iter().any(|e| js_scalar_eq(e, value)),
             _ => false,
@@ -215,7 +259,7 @@ fn scalar(node: &Map<String, Value>, value: &Value, paths: &Paths<'_>, path: Pat
             )]);
         }
     }
-    if let Some(expected) = node.get("const") {
+    if let Some(expected) = kw.constant {
         if !js_scalar_eq(expected, value) {
             return Started::Done(vec![format!(
                 "\"{}\" must be {}",

@@ -1,0 +1,88 @@
+//! Pipeline and validation benchmarks; one JSON object per line, `{"figure", "n", "median_us"}`, with the
+//! figure names of `shared/tools/bench/upstream-bench.mjs`.
+//!
+//! Spec: none (performance anchors, see DESIGN.md).
+
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use dsh_tools::{
+    OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolRuntime, ToolsConfig,
+    validate_json_schema_value,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+fn report(figure: &str, n: usize, mut samples: Vec<f64>) {
+    samples.sort_by(f64::total_cmp);
+    let median = samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN);
+    println!("{}", json!({"figure": figure, "n": n, "median_us": (median * 1000.0).round() / 1000.0}));
+}
+
+fn echo() -> ToolDefinition {
+    let mut def = ToolDefinition::new(
+        "echo",
+        "echo",
+        Parameters::Dsl(json!({"text": {"type": "string"}})),
+        OutputDeclaration {
+            schema: json!({"type": "string"}),
+            render: Arc::new(|_, v| Ok(vec![json!({"type": "text", "text": v})])),
+            presentation_meta: None,
+        },
+        Arc::new(|args, _| {
+            Box::pin(async move { Ok(args.get("text").cloned().unwrap_or_else(|| Value::String(String::new()))) })
+        }),
+    );
+    def.is_concurrency_safe = Some(Arc::new(|_| Ok(true)));
+    def
+}
+
+async fn seq(rt: &ToolRuntime, signal: &CancellationToken, n: usize) {
+    for k in 0..n {
+        let mut input = ToolExecutionInput::new(format!("c{k}"), "echo", json!({"text": "x"}));
+        input.signal = signal.clone();
+        let _ = rt.execute(input).await;
+    }
+}
+
+fn main() {
+    let Ok(tokio) = tokio::runtime::Builder::new_current_thread().build() else { return };
+    let signal = CancellationToken::new();
+    for hooks in [false, true] {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let _reg = rt.register(echo(), None);
+        let _hooks = hooks.then(|| {
+            (
+                rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| Box::pin(next.run()))),
+                rt.guard(None, Arc::new(|_| None)),
+            )
+        });
+        let n = 5000;
+        tokio.block_on(seq(&rt, &signal, 2000));
+        let samples = (0..7)
+            .map(|_| {
+                let t0 = Instant::now();
+                tokio.block_on(seq(&rt, &signal, n));
+                t0.elapsed().as_secs_f64() * 1e6 / n as f64
+            })
+            .collect();
+        // Post-execute is not implemented yet, so the hooked figure has two of upstream's three hooks.
+        report(if hooks { "execute_seq_2hooks_per_call" } else { "execute_seq_noop_per_call" }, n, samples);
+    }
+    let schema = json!({"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string","enum":["x","y"]}},"required":["a"]}}},"required":["path"]});
+    let items: Vec<Value> = (0..20).map(|k| json!({"a": k, "b": "x"})).collect();
+    let value = json!({"path": "/a/b", "limit": 10, "items": items});
+    let n = 5000;
+    let samples = (0..7)
+        .map(|_| {
+            let t0 = Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(validate_json_schema_value(&schema, &value, "value"));
+            }
+            t0.elapsed().as_secs_f64() * 1e6 / n as f64
+        })
+        .collect();
+    report("validate_20item_value_per_call", n, samples);
+}
