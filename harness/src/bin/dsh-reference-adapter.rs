@@ -177,4 +177,56 @@ mod tests {
             deep::dismantle(line);
         }
     }
+
+    #[test]
+    fn the_binary_and_the_in_process_subject_give_the_same_exchange() {
+        use dsh_conformance::subject::Subject;
+        use serde_json::json;
+        let setup = json!({ "agents": ["a"], "tools": [
+            { "name": "t", "rawParameters": {}, "output": { "schema": {}, "render": "json" },
+              "body": [{ "emit": "in" }, { "waitOrAbort": "g" }, { "emitSignal": "out" }, { "returnArgument": "x" }] },
+            { "name": "dup", "agent": "a", "register": false, "rawParameters": {}, "output": { "schema": {}, "render": "text" } },
+        ], "hooks": { "preExecute": [{ "id": "p", "decide": { "afterNext": "next" } }] } });
+        let requests = [
+            ("session/open", json!({ "session": "s", "setup": setup })),
+            ("call/start", json!({ "session": "s", "callId": "c1", "name": "t", "arguments": { "x": 1 } })),
+            ("call/start", json!({ "session": "s", "callId": "c2", "name": "t", "arguments": { "x": 2 }, "parent": "c1" })),
+            ("call/abort", json!({ "session": "s", "callId": "c1" })),
+            ("gate/open", json!({ "session": "s", "gate": "g" })),
+            ("call/await", json!({ "session": "s", "callId": "c1" })),
+            ("call/await", json!({ "session": "s", "callId": "c2" })),
+            ("tools/register", json!({ "session": "s", "tool": "dup" })),
+            ("tools/register", json!({ "session": "s", "tool": "dup" })),
+            ("tools/schemas", json!({ "session": "s", "agent": "a" })),
+            ("no/such", json!({ "session": "s" })),
+            ("session/close", json!({ "session": "s" })),
+        ];
+        // Through the binary's loop: (events before each response, the response's result or error).
+        let input: Vec<String> = requests
+            .iter()
+            .enumerate()
+            .map(|(i, (m, p))| json!({ "jsonrpc": "2.0", "id": i + 1, "method": m, "params": p }).to_string())
+            .collect();
+        let mut binary = Vec::new();
+        let mut events = Vec::new();
+        for line in exchange(input.join("\n")) {
+            match line.get("id") {
+                None => events.push(line["params"].clone()),
+                Some(_) => {
+                    let outcome = line.get("result").cloned().unwrap_or_else(|| json!({ "error": line["error"]["code"] }));
+                    binary.push((std::mem::take(&mut events), outcome));
+                }
+            }
+        }
+        let mut subject = dsh_harness::refserver::ReferenceSubject::new().expect("subject");
+        let in_process: Vec<_> = requests
+            .iter()
+            .map(|(m, p)| {
+                let reply = subject.request(m, p.clone(), std::time::Duration::from_secs(10)).expect("reply");
+                let outcome = reply.result.unwrap_or_else(|e| json!({ "error": e.code }));
+                (reply.events, outcome)
+            })
+            .collect();
+        assert_eq!(binary, in_process);
+    }
 }

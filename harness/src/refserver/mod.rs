@@ -14,6 +14,18 @@
 //! - [`capabilities`]: the `initialize` answer.
 //! - [`deep`]: parse, write, clone and drop JSON of any depth; [`runtime`]: the big-stack tokio runtime.
 //! - [`subject`] and [`transcript`]: the in-process subject.
+//!
+//! # What is interpreted, what is rejected
+//! Implemented: every instruction; tool fixtures (DSL `parameters` and `rawParameters`, output schema,
+//! render `text`/`json`/`content`/`throw`/`missing`, `presentationMeta`, `timeoutMs` incl. non-finite
+//! strings, every `concurrency` classifier, `finalizeContent`, bodies); agents; `preExecute` listeners,
+//! guards and `results` listeners. Rejected with `rpc::UNSUPPORTED`, naming what is missing in
+//! `dsh-tools`: `execute` and `postExecute` listeners (no `tools/execute` or `tools/post-execute` stage),
+//! `prepend: true` (hook lists only append), waiting instructions in synchronous callbacks (guards,
+//! `results`, `finalizeContent`), `throw` in a guard's `do` (`GuardFn` cannot fail), `render: { invalid:
+//! true }` (`RenderFn` returns content blocks by type), `setup.mode` other than native,
+//! `maxParallelSubCalls`, `runtime`, `approval`, and the requests `scope/restrict`, `scope/presentAs`,
+//! `prompt/assemble`, `sdk/render`.
 
 pub mod capabilities;
 pub mod calls;
