@@ -193,3 +193,98 @@ impl std::fmt::Debug for HookGuard {
         f.debug_struct("HookGuard").field("active", &self.dispose.is_some()).finish()
     }
 }
+
+/// A `tools/post-execute` decision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PostToolDecision {
+    /// Keep the outcome; optionally replace `content` or (for successes) `value` — never both — and
+    /// append contexts after the tool-deferred ones.
+    Accept {
+        /// Replacement content (the canonical value and metadata are kept).
+        content: Option<Vec<serde_json::Value>>,
+        /// Replacement value: revalidated against the output schema and re-rendered.
+        value: Option<serde_json::Value>,
+        /// Contexts appended after the result's own.
+        additional_contexts: Vec<serde_json::Value>,
+    },
+    /// Turn the outcome into a valueless failure whose content is `feedback`; tool-deferred contexts are
+    /// discarded and only these contexts remain.
+    Block {
+        /// Corrective content; the error message is its text blocks joined by newlines.
+        feedback: Vec<serde_json::Value>,
+        /// The only contexts of the blocked result.
+        additional_contexts: Vec<serde_json::Value>,
+    },
+}
+
+impl PostToolDecision {
+    /// A plain accept.
+    pub fn accept() -> Self {
+        Self::Accept { content: None, value: None, additional_contexts: Vec::new() }
+    }
+}
+
+/// The outcome of a post-execute listener: a decision, or a thrown failure (the call then fails with it).
+pub type PostExecuteOutcome = Result<PostToolDecision, ToolFailure>;
+
+/// One link of the `tools/post-execute` waterfall; `next.run()` defers to the rest of the chain (ending in
+/// a plain accept).
+pub trait PostExecuteListener: Send + Sync {
+    /// Decide on one dispatched result.
+    fn call<'a>(
+        &'a self,
+        exec: &'a ToolExecution,
+        result: &'a ToolExecutionResult,
+        next: PostNext<'a>,
+    ) -> BoxFuture<'a, PostExecuteOutcome>;
+}
+
+struct FnPostListener<F>(F);
+
+impl<F> PostExecuteListener for FnPostListener<F>
+where
+    F: for<'a> Fn(&'a ToolExecution, &'a ToolExecutionResult, PostNext<'a>) -> BoxFuture<'a, PostExecuteOutcome>
+        + Send
+        + Sync,
+{
+    fn call<'a>(
+        &'a self,
+        exec: &'a ToolExecution,
+        result: &'a ToolExecutionResult,
+        next: PostNext<'a>,
+    ) -> BoxFuture<'a, PostExecuteOutcome> {
+        (self.0)(exec, result, next)
+    }
+}
+
+/// A post-execute listener from a closure.
+pub fn post_execute_fn<F>(f: F) -> Arc<dyn PostExecuteListener>
+where
+    F: for<'a> Fn(&'a ToolExecution, &'a ToolExecutionResult, PostNext<'a>) -> BoxFuture<'a, PostExecuteOutcome>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(FnPostListener(f))
+}
+
+/// The rest of a post-execute chain; consumed by [`PostNext::run`].
+pub struct PostNext<'a> {
+    pub(crate) chain: &'a [HookEntry<Arc<dyn PostExecuteListener>>],
+    pub(crate) exec: &'a ToolExecution,
+    pub(crate) result: &'a ToolExecutionResult,
+}
+
+impl<'a> PostNext<'a> {
+    /// Run the next matching listener, or resolve to a plain accept at the end of the chain.
+    pub fn run(self) -> BoxFuture<'a, PostExecuteOutcome> {
+        let mut rest = self.chain;
+        while let Some((entry, tail)) = rest.split_first() {
+            if entry.applies_to(self.exec.agent.as_ref()) {
+                return entry.hook.call(self.exec, self.result, PostNext { chain: tail, ..self });
+            }
+            rest = tail;
+        }
+        Box::pin(std::future::ready(Ok(PostToolDecision::accept())))
+    }
+}

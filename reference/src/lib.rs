@@ -6,6 +6,7 @@
 //!
 //! Spec: REG, UNK, ARG, OUT, PIPE.
 
+pub mod approval;
 pub mod definition;
 pub mod error;
 pub mod execution;
@@ -25,7 +26,11 @@ pub use definition::{
 };
 pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, ToolFailure};
 pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
-pub use hooks::{GuardFn, HookGuard, Next, PreExecuteListener, PreExecuteOutcome, PreToolDecision, ResultObserver, pre_execute_fn};
+pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
+pub use hooks::{
+    GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
+    PreExecuteOutcome, PreToolDecision, ResultObserver, post_execute_fn, pre_execute_fn,
+};
 pub use registry::{RUN_CODE_NAME, Registration};
 pub use result::{ToolError, ToolExecutionResult};
 pub use runtime::{ToolMode, ToolRuntime, ToolsConfig};

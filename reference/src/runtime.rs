@@ -2,12 +2,14 @@
 //!
 //! Spec: REG (register/get/schemas), PIPE (execute, executionMode).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use crate::approval::ApprovalSeam;
 
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ToolExecutionInput};
-use crate::hooks::{GuardFn, HookGuard, HookList, PreExecuteListener, ResultObserver};
+use crate::hooks::{GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
 use crate::registry::{Registration, Registry};
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
@@ -33,9 +35,19 @@ pub struct ToolsConfig {
 pub(crate) struct Inner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
+    pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
+    pub(crate) approval: Arc<Mutex<Option<(u64, Arc<dyn ApprovalSeam>)>>>,
     #[allow(dead_code)]
     pub(crate) config: ToolsConfig,
+}
+
+impl Inner {
+    /// The approval seam mounted right now.
+    pub(crate) fn approval(&self) -> Option<Arc<dyn ApprovalSeam>> {
+        let slot = self.approval.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().map(|(_, seam)| Arc::clone(seam))
+    }
 }
 
 /// The tool registry and execution pipeline.
@@ -57,7 +69,9 @@ impl ToolRuntime {
             inner: Arc::new(Inner {
                 registry: Arc::new(Registry::default()),
                 pre_execute: HookList::new(),
+                post_execute: HookList::new(),
                 observers: HookList::new(),
+                approval: Arc::new(Mutex::new(None)),
                 config,
             }),
         }
@@ -87,6 +101,30 @@ impl ToolRuntime {
     /// Add a monotonic guard (global, or applying to one agent scope).
     pub fn guard(&self, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
         self.inner.registry.add_guard(scope, guard)
+    }
+
+    /// Add a `tools/post-execute` listener (global, or observing one agent scope and its nested scopes).
+    pub fn on_post_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PostExecuteListener>) -> HookGuard {
+        self.inner.post_execute.add(scope, listener)
+    }
+
+    /// Mount the approval seam that services `ask` decisions (replacing any mounted one); dropping the
+    /// guard unmounts it, after which `ask` degrades to deny again.
+    pub fn mount_approval(&self, seam: Arc<dyn ApprovalSeam>) -> HookGuard {
+        let id = next_id();
+        {
+            let mut slot = self.inner.approval.lock().unwrap_or_else(|p| p.into_inner());
+            *slot = Some((id, seam));
+        }
+        let weak = Arc::downgrade(&self.inner.approval);
+        HookGuard::new(move || {
+            if let Some(slot) = weak.upgrade() {
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_some_and(|(current, _)| *current == id) {
+                    *slot = None;
+                }
+            }
+        })
     }
 
     /// Observe every final result (all scopes).

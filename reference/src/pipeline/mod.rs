@@ -3,8 +3,10 @@
 //! # Order
 //! 1. [`entry`]: snapshot arguments, mint the token, capture the visible definition's content finalizer.
 //!    A caller signal already cancelled here yields `ABORTED_BEFORE_DISPATCH` and skips every phase.
-//! 2. [`pre_execute`]: the `tools/pre-execute` waterfall (default allow; `ask` degrades to deny without an
-//!    approval seam). A listener failure becomes the final result (post-execute skipped).
+//! 2. [`pre_execute`]: the `tools/pre-execute` waterfall (default allow; `ask` goes to the approval seam,
+//!    or degrades to deny without one; a cancelled approval with a cancelled caller is
+//!    `ABORTED_BEFORE_DISPATCH`). A listener or approver failure becomes the final result (post-execute
+//!    skipped).
 //! 3. [`guards`]: after an allow, global guards then the agent chain's, first denial wins.
 //!    A denial becomes a post-stage result `Error: <reason>`; cancellation observed here is
 //!    `ABORTED_BEFORE_DISPATCH`.
@@ -13,8 +15,8 @@
 //!    validates inside `defineTool`'s execute wrapper, so policy has already run), run the body to
 //!    completion, then [`output`]: snapshot, validate, render, project metadata. Deferred contexts are
 //!    prepended; a caller cancellation replaces only a success (`ABORTED` once the body started).
-//! 5. Post-execute seam (not implemented: results pass through unchanged), then the same cancellation
-//!    replacement rule.
+//! 5. [`post_execute`]: the `tools/post-execute` waterfall over every result of steps 3-4; then the same
+//!    cancellation replacement rule. A listener failure, or an invalid decision, becomes the final result.
 //! 6. [`result`]: apply the captured `finalizeContent`, notify `tools/result` observers exactly once, return.
 //!
 //! Spec: PIPE (basic pipeline), UNK, ARG, OUT.
@@ -23,6 +25,7 @@ pub(crate) mod dispatch;
 pub(crate) mod entry;
 pub(crate) mod guards;
 pub(crate) mod output;
+pub(crate) mod post_execute;
 pub(crate) mod pre_execute;
 pub(crate) mod result;
 
@@ -51,7 +54,10 @@ pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExe
     let mut call = entry::create(inner, input);
     let result = match policy_and_dispatch(inner, &mut call).await {
         Stage::Final(result) => result,
-        Stage::Post(result) => replace_if_cancelled(&call, result),
+        Stage::Post(result) => match post_execute::run(inner, &call, result).await {
+            Ok(result) => replace_if_cancelled(&call, result),
+            Err(failure) => ToolExecutionResult::from_failure(failure),
+        },
     };
     result::finish(inner, &call, result)
 }
@@ -64,13 +70,24 @@ async fn policy_and_dispatch(inner: &Inner, call: &mut entry::Call) -> Stage {
         Ok(decision) => decision,
         Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
     };
+    let (decision, approval_cancelled) = match decision {
+        PreToolDecision::Ask { reason } => match pre_execute::service_ask(inner, &call.exec, reason).await {
+            Ok(resolved) => resolved,
+            Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
+        },
+        other => (other, false),
+    };
+    if approval_cancelled && call.exec.signal.is_cancelled() {
+        return Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
+    }
     let denial = match decision {
         PreToolDecision::Allow => match guards::reason(inner, &call.exec) {
             Ok(reason) => reason,
             Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
         },
         PreToolDecision::Deny { reason } => Some(reason),
-        PreToolDecision::Ask { reason } => Some(pre_execute::degrade_ask(&call.exec, reason)),
+        // The seam resolved every ask above.
+        PreToolDecision::Ask { reason } => Some(reason.unwrap_or_default()),
     };
     if let Some(reason) = denial {
         return Stage::Post(ToolExecutionResult::denial(reason));

@@ -10,9 +10,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{SdkToolSchema, js, names, sort_by_name, subset};
+use super::subset::{self, Keywords, Required};
+use super::{SdkToolSchema, js, names, sort_by_name};
 
 /// The fixed usage contract above the declarations.
 const INSTRUCTIONS: &str = "## Writing code for run_code
@@ -191,13 +192,13 @@ fn push_literal_value(out: &mut String, value: &Value) {
     }
 }
 
-fn push_scalar(out: &mut String, map: &Map<String, Value>, broad: &str, state: &mut State) {
-    if let Some(value) = map.get("const") {
+fn push_scalar(out: &mut String, k: &Keywords<'_>, broad: &str, state: &mut State) {
+    if let Some(value) = k.constant {
         state.literal = true;
         out.push_str("Literal[");
         push_literal_value(out, value);
         out.push(']');
-    } else if let Some(Value::Array(values)) = map.get("enum") {
+    } else if let Some(Value::Array(values)) = k.enumeration {
         state.literal = true;
         out.push_str("Literal[");
         for (index, value) in values.iter().enumerate() {
@@ -269,7 +270,8 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                     sink.push_str("Any");
                     continue;
                 };
-                if let Some(Value::Array(branches)) = map.get("oneOf") {
+                let k = Keywords::of(map);
+                if let Some(Value::Array(branches)) = k.one_of {
                     for (index, branch) in branches.iter().enumerate().rev() {
                         let branch_name = names::child_class_name(&class_name, &(index + 1).to_string());
                         tasks.push(Task::Node { node: branch, class_name: branch_name, list_depth });
@@ -279,18 +281,18 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                     }
                     continue;
                 }
-                let Some(ty) = map.get("type").and_then(Value::as_str) else {
+                let Some(ty) = k.ty.and_then(Value::as_str) else {
                     state.any = true;
                     sink.push_str("Any");
                     continue;
                 };
                 match ty {
-                    "string" => push_scalar(sink, map, "str", state),
-                    "number" => push_scalar(sink, map, "float", state),
-                    "integer" => push_scalar(sink, map, "int", state),
-                    "boolean" => push_scalar(sink, map, "bool", state),
+                    "string" => push_scalar(sink, &k, "str", state),
+                    "number" => push_scalar(sink, &k, "float", state),
+                    "integer" => push_scalar(sink, &k, "int", state),
+                    "boolean" => push_scalar(sink, &k, "bool", state),
                     "null" => sink.push_str("None"),
-                    "array" => match map.get("items") {
+                    "array" => match k.items {
                         None => {
                             state.any = true;
                             sink.push_str("list[Any]");
@@ -306,11 +308,11 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         }
                     },
                     "object" => {
-                        let entries = match map.get("properties") {
+                        let entries = match k.properties {
                             Some(Value::Object(properties)) => js::entries(properties),
                             _ => Vec::new(),
                         };
-                        let open = map.get("additionalProperties") != Some(&Value::Bool(false));
+                        let open = k.open();
                         if context_free
                             || !entries.iter().all(|(name, _)| names::is_field_name(name))
                             || (entries.is_empty() && open)
@@ -321,10 +323,7 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         }
                         let allocated = state.allocate(&class_name);
                         state.typed_dict = true;
-                        let required: HashSet<&str> = match map.get("required") {
-                            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-                            _ => HashSet::new(),
-                        };
+                        let required = Required::of(&k);
                         let mut body = String::with_capacity(64 + entries.len() * 32);
                         body.push_str("class ");
                         body.push_str(&allocated);

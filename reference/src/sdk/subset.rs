@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 use super::js;
 
 const SCALAR_TYPES: [&str; 5] = ["string", "number", "integer", "boolean", "null"];
-const ONE_OF_SIBLINGS: [&str; 6] = ["properties", "required", "additionalProperties", "items", "enum", "const"];
 
 /// Whether a JSON value is lossless (the annotation rule): no negative zero, no non-finite number.
 fn is_lossless(root: &Value) -> bool {
@@ -50,13 +49,98 @@ fn same_scalar(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn scalar_node_ok(ty: &str, node: &Map<String, Value>) -> bool {
-    let enum_valid = match node.get("enum") {
+/// The keywords of one schema node, read in a single pass over its entries (no hashing).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Keywords<'a> {
+    pub(crate) ty: Option<&'a Value>,
+    pub(crate) one_of: Option<&'a Value>,
+    pub(crate) properties: Option<&'a Value>,
+    pub(crate) required: Option<&'a Value>,
+    pub(crate) additional_properties: Option<&'a Value>,
+    pub(crate) items: Option<&'a Value>,
+    pub(crate) enumeration: Option<&'a Value>,
+    pub(crate) constant: Option<&'a Value>,
+    pub(crate) description: Option<&'a Value>,
+    /// A key outside the subset, or an annotation of the wrong kind.
+    pub(crate) foreign: bool,
+}
+
+impl<'a> Keywords<'a> {
+    pub(crate) fn of(map: &'a Map<String, Value>) -> Self {
+        let mut k = Keywords::default();
+        for (key, value) in map {
+            match key.as_str() {
+                "type" => k.ty = Some(value),
+                "oneOf" => k.one_of = Some(value),
+                "properties" => k.properties = Some(value),
+                "required" => k.required = Some(value),
+                "additionalProperties" => k.additional_properties = Some(value),
+                "items" => k.items = Some(value),
+                "enum" => k.enumeration = Some(value),
+                "const" => k.constant = Some(value),
+                "description" => {
+                    k.description = Some(value);
+                    k.foreign |= !value.is_string();
+                }
+                "title" => k.foreign |= !value.is_string(),
+                "default" | "examples" => k.foreign |= !is_lossless(value),
+                _ => k.foreign = true,
+            }
+        }
+        k
+    }
+
+    /// `additionalProperties` is not literally `false`.
+    pub(crate) fn open(&self) -> bool {
+        !matches!(self.additional_properties, Some(Value::Bool(false)))
+    }
+
+    /// The description when it is a string.
+    pub(crate) fn description(&self) -> Option<&'a str> {
+        self.description.and_then(Value::as_str)
+    }
+
+    fn has_one_of_sibling(&self) -> bool {
+        self.properties.is_some()
+            || self.required.is_some()
+            || self.additional_properties.is_some()
+            || self.items.is_some()
+            || self.enumeration.is_some()
+            || self.constant.is_some()
+    }
+}
+
+/// The names listed in `required` (non-strings ignored), searchable in O(1) when there are many.
+pub(crate) enum Required<'a> {
+    Few(Vec<&'a str>),
+    Many(std::collections::HashSet<&'a str>),
+}
+
+impl<'a> Required<'a> {
+    pub(crate) fn of(k: &Keywords<'a>) -> Self {
+        let names = match k.required {
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
+        };
+        let iter = names.iter().filter_map(Value::as_str);
+        if names.len() <= 16 { Required::Few(iter.collect()) } else { Required::Many(iter.collect()) }
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        match self {
+            Required::Few(names) => names.contains(&name),
+            Required::Many(names) => names.contains(name),
+        }
+    }
+}
+
+fn scalar_node_ok(ty: &str, k: &Keywords<'_>) -> bool {
+    let enum_valid = match k.enumeration {
         None => None,
         Some(Value::Array(items)) if !items.is_empty() && items.iter().all(|v| scalar_matches(ty, v)) => Some(items),
         Some(_) => return false,
     };
-    match node.get("const") {
+    match k.constant {
         None => true,
         Some(value) => {
             scalar_matches(ty, value) && enum_valid.is_none_or(|items| items.iter().any(|item| same_scalar(item, value)))
@@ -69,28 +153,19 @@ pub(crate) fn is_supported(root: &Value) -> bool {
     let mut stack: Vec<&Value> = vec![root];
     while let Some(node) = stack.pop() {
         let Value::Object(map) = node else { return false };
-        for (key, value) in map {
-            let ok = match key.as_str() {
-                "type" | "oneOf" | "properties" | "required" | "additionalProperties" | "items" | "enum" | "const" => true,
-                "description" | "title" => value.is_string(),
-                "default" | "examples" => is_lossless(value),
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
+        let k = Keywords::of(map);
+        if k.foreign {
+            return false;
         }
-        let ty = map.get("type");
-        let one_of = map.get("oneOf");
-        match (ty, one_of) {
+        match (k.ty, k.one_of) {
             (Some(_), Some(_)) => return false,
             (None, None) => {
-                if ONE_OF_SIBLINGS.iter().any(|k| map.contains_key(*k)) {
+                if k.has_one_of_sibling() {
                     return false;
                 }
             }
             (None, Some(branches)) => {
-                if ONE_OF_SIBLINGS.iter().any(|k| map.contains_key(*k)) {
+                if k.has_one_of_sibling() {
                     return false;
                 }
                 match branches {
@@ -102,18 +177,18 @@ pub(crate) fn is_supported(root: &Value) -> bool {
                 let Some(ty) = ty.as_str() else { return false };
                 match ty {
                     "object" => {
-                        if ["items", "enum", "const"].iter().any(|k| map.contains_key(*k)) {
+                        if k.items.is_some() || k.enumeration.is_some() || k.constant.is_some() {
                             return false;
                         }
-                        if !matches!(map.get("additionalProperties"), None | Some(Value::Bool(_))) {
+                        if !matches!(k.additional_properties, None | Some(Value::Bool(_))) {
                             return false;
                         }
-                        let properties = match map.get("properties") {
+                        let properties = match k.properties {
                             None => None,
                             Some(Value::Object(properties)) => Some(properties),
                             Some(_) => return false,
                         };
-                        if let Some(required) = map.get("required") {
+                        if let Some(required) = k.required {
                             let Value::Array(names) = required else { return false };
                             for name in names {
                                 let Value::String(name) = name else { return false };
@@ -127,21 +202,23 @@ pub(crate) fn is_supported(root: &Value) -> bool {
                         }
                     }
                     "array" => {
-                        if ["properties", "required", "additionalProperties", "enum", "const"]
-                            .iter()
-                            .any(|k| map.contains_key(*k))
+                        if k.properties.is_some()
+                            || k.required.is_some()
+                            || k.additional_properties.is_some()
+                            || k.enumeration.is_some()
+                            || k.constant.is_some()
                         {
                             return false;
                         }
-                        if let Some(items) = map.get("items") {
+                        if let Some(items) = k.items {
                             stack.push(items);
                         }
                     }
                     _ if SCALAR_TYPES.contains(&ty) => {
-                        if ["properties", "required", "additionalProperties", "items"].iter().any(|k| map.contains_key(*k)) {
+                        if k.properties.is_some() || k.required.is_some() || k.additional_properties.is_some() || k.items.is_some() {
                             return false;
                         }
-                        if !scalar_node_ok(ty, map) {
+                        if !scalar_node_ok(ty, &k) {
                             return false;
                         }
                     }

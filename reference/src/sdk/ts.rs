@@ -7,9 +7,10 @@
 //! first pass computes that fact for every node bottom-up, so even a 100,000-deep array chain renders
 //! in linear time.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{SdkToolSchema, js, sort_by_name, subset};
+use super::subset::{self, Keywords, Required};
+use super::{SdkToolSchema, js, sort_by_name};
 
 /// The fixed usage contract above the declarations.
 const INSTRUCTIONS: &str = "## Writing code for run_code
@@ -140,16 +141,16 @@ fn has_bar_or_amp(s: &str) -> bool {
 }
 
 /// The children a validated node renders, in render order.
-fn children(map: &Map<String, Value>) -> Children<'_> {
-    if let Some(Value::Array(branches)) = map.get("oneOf") {
+fn children<'a>(k: &Keywords<'a>) -> Children<'a> {
+    if let Some(Value::Array(branches)) = k.one_of {
         return Children::Branches(branches);
     }
-    match map.get("type").and_then(Value::as_str) {
-        Some("array") => match map.get("items") {
+    match k.ty.and_then(Value::as_str) {
+        Some("array") => match k.items {
             Some(items) => Children::Items(items),
             None => Children::None,
         },
-        Some("object") => match map.get("properties") {
+        Some("object") => match k.properties {
             Some(Value::Object(properties)) if !properties.is_empty() => Children::Properties(js::entries(properties)),
             _ => Children::None,
         },
@@ -165,21 +166,21 @@ enum Children<'a> {
 }
 
 /// Whether the node's own text (excluding its children's) contains `|` or `&`.
-fn own_flag(map: &Map<String, Value>, kids: &Children<'_>) -> bool {
+fn own_flag(k: &Keywords<'_>, kids: &Children<'_>) -> bool {
     match kids {
         Children::Branches(_) => true,
         Children::Items(_) => false,
         Children::Properties(entries) => {
-            map.get("additionalProperties") != Some(&Value::Bool(false))
+            k.open()
                 || entries.iter().any(|(name, prop)| {
                     has_bar_or_amp(name)
                         || prop.get("description").and_then(Value::as_str).is_some_and(has_bar_or_amp)
                 })
         }
         Children::None => {
-            if let Some(value) = map.get("const") {
+            if let Some(value) = k.constant {
                 value.as_str().is_some_and(has_bar_or_amp)
-            } else if let Some(Value::Array(values)) = map.get("enum") {
+            } else if let Some(Value::Array(values)) = k.enumeration {
                 values.len() > 1 || values.iter().any(|v| v.as_str().is_some_and(has_bar_or_amp))
             } else {
                 false
@@ -200,8 +201,9 @@ fn union_flags(root: &Value) -> Vec<bool> {
             flags.push(false);
             continue;
         };
-        let kids = children(map);
-        flags.push(own_flag(map, &kids));
+        let k = Keywords::of(map);
+        let kids = children(&k);
+        flags.push(own_flag(&k, &kids));
         match kids {
             Children::None => {}
             Children::Branches(branches) => stack.extend(branches.iter().rev().map(|b| (b, id))),
@@ -262,8 +264,9 @@ pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
                     out.push_str("unknown");
                     continue;
                 };
-                let open = map.get("additionalProperties") != Some(&Value::Bool(false));
-                match children(map) {
+                let k = Keywords::of(map);
+                let open = k.open();
+                match children(&k) {
                     Children::Branches(branches) => {
                         for (index, branch) in branches.iter().enumerate().rev() {
                             tasks.push(Task::Node(branch, indent));
@@ -284,17 +287,14 @@ pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
                     Children::Properties(entries) => {
                         out.push('{');
                         tasks.push(Task::Close { indent, open });
-                        let required: Vec<&str> = match map.get("required") {
-                            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-                            _ => Vec::new(),
-                        };
+                        let required = Required::of(&k);
                         for (name, prop) in entries.into_iter().rev() {
                             tasks.push(Task::Text(";"));
                             tasks.push(Task::Node(prop, indent + 1));
-                            tasks.push(Task::Property { name, prop, required: required.contains(&name), indent: indent + 1 });
+                            tasks.push(Task::Property { name, prop, required: required.contains(name), indent: indent + 1 });
                         }
                     }
-                    Children::None => push_leaf(out, map, open),
+                    Children::None => push_leaf(out, &k, open),
                 }
             }
         }
@@ -302,8 +302,8 @@ pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
 }
 
 /// A childless node: annotation-only, scalar, item-less array, or property-less object.
-fn push_leaf(out: &mut String, map: &Map<String, Value>, open: bool) {
-    let Some(ty) = map.get("type").and_then(Value::as_str) else {
+fn push_leaf(out: &mut String, k: &Keywords<'_>, open: bool) {
+    let Some(ty) = k.ty.and_then(Value::as_str) else {
         out.push_str("JsonValue");
         return;
     };
@@ -311,9 +311,9 @@ fn push_leaf(out: &mut String, map: &Map<String, Value>, open: bool) {
         "array" => out.push_str("JsonValue[]"),
         "object" => out.push_str(if open { "Record<string, JsonValue>" } else { "Record<string, never>" }),
         _ => {
-            if let Some(value) = map.get("const") {
+            if let Some(value) = k.constant {
                 push_scalar(out, value);
-            } else if let Some(Value::Array(values)) = map.get("enum") {
+            } else if let Some(Value::Array(values)) = k.enumeration {
                 for (index, value) in values.iter().enumerate() {
                     if index > 0 {
                         out.push_str(" | ");

@@ -1,0 +1,95 @@
+//! The `tools/post-execute` waterfall over a dispatched (or denied) result: the chain is snapshotted when
+//! the stage starts; the end of the chain accepts. Applies the decision: block → valueless failure with
+//! the feedback (message: text blocks joined by newlines, other blocks as `[<type> content]`, or
+//! `tool result blocked by post-execute policy` when empty) and only the decision's contexts; accept →
+//! content replacement, or value replacement (revalidated and re-rendered, successes only), with the
+//! result's contexts followed by the decision's.
+//!
+//! Spec: PIPE (post-execute decisions).
+
+use serde_json::Value;
+
+use crate::error::ToolFailure;
+use crate::hooks::{PostNext, PostToolDecision};
+use crate::result::{ToolError, ToolExecutionResult};
+use crate::runtime::Inner;
+
+use super::entry::Call;
+use super::{Contained, output};
+
+/// Run the chain and apply its decision; `Err` is a thrown failure (the caller publishes it as is).
+pub(crate) async fn run(inner: &Inner, call: &Call, result: ToolExecutionResult) -> Result<ToolExecutionResult, ToolFailure> {
+    let chain = inner.post_execute.snapshot();
+    if !chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
+        return Ok(result);
+    }
+    let next = PostNext { chain: &chain, exec: &call.exec, result: &result };
+    let decision = match Contained(Box::pin(next.run())).await {
+        Ok(outcome) => outcome?,
+        Err(panic) => return Err(ToolFailure::message(panic)),
+    };
+    apply(inner, call, result, decision)
+}
+
+fn failure_message(feedback: &[Value]) -> String {
+    let text = feedback
+        .iter()
+        .map(|block| {
+            let ty = block.get("type").and_then(Value::as_str).unwrap_or("undefined");
+            if ty == "text" {
+                match block.get("text") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => "undefined".to_owned(),
+                }
+            } else {
+                format!("[{ty} content]")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.is_empty() { "tool result blocked by post-execute policy".to_owned() } else { text }
+}
+
+fn apply(
+    inner: &Inner,
+    call: &Call,
+    mut result: ToolExecutionResult,
+    decision: PostToolDecision,
+) -> Result<ToolExecutionResult, ToolFailure> {
+    match decision {
+        PostToolDecision::Block { feedback, additional_contexts } => Ok(ToolExecutionResult::Failure {
+            error: ToolError { message: failure_message(&feedback), info: None },
+            content: feedback,
+            meta: None,
+            additional_contexts,
+        }),
+        PostToolDecision::Accept { content: Some(_), value: Some(_), .. } => Err(ToolFailure::message(
+            "tools/post-execute accept decision cannot replace both value and content",
+        )),
+        PostToolDecision::Accept { value: Some(value), additional_contexts, .. } => {
+            if result.is_error() {
+                return Err(ToolFailure::message("tools/post-execute cannot replace the value of a failed result"));
+            }
+            let exec = &call.exec;
+            let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
+                return Err(ToolFailure::unknown_tool(&exec.name));
+            };
+            let mut replaced = output::success(exec, &tool, value)?;
+            let mut contexts = std::mem::take(result.additional_contexts_mut());
+            contexts.extend(additional_contexts);
+            *replaced.additional_contexts_mut() = contexts;
+            if let ToolExecutionResult::Success { value, .. } = result {
+                crate::value::dismantle(value);
+            }
+            Ok(replaced)
+        }
+        PostToolDecision::Accept { content, value: None, additional_contexts } => {
+            if let Some(content) = content {
+                *result.content_mut() = content;
+            }
+            result.additional_contexts_mut().extend(additional_contexts);
+            Ok(result)
+        }
+    }
+}
