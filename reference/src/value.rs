@@ -123,6 +123,25 @@ pub(crate) fn js_stringify_shallow(value: &Value) -> String {
     out
 }
 
+/// Whether a value survives a lossless JSON snapshot: JSON text cannot carry negative zero, so a `-0.0`
+/// anywhere makes the value lossy (NaN and infinities cannot occur in a `serde_json::Value`).
+pub fn is_lossless(root: &Value) -> bool {
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(n) => {
+                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64() {
+                    return false;
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    true
+}
+
 /// Whether a property key is an array index, which JavaScript enumerates first, ascending.
 fn array_index(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();

@@ -1,7 +1,8 @@
-//! Call entry: the lossless argument snapshot (JavaScript property order), the registry-minted token, and
+//! Call entry: the lossless argument snapshot (JavaScript property order; a lossy value, i.e. one holding
+//! `-0`, fails the call before every phase — even before the pre-abort check), the registry-minted token, and
 //! the content finalizer captured from the definition visible at entry.
 //!
-//! Spec: PIPE (snapshot at entry, opaque token), ARG (lossless arguments).
+//! Spec: ARG-001, ARG-002, ARG-003, UNK-011.
 
 use std::sync::{Arc, Mutex};
 
@@ -18,12 +19,22 @@ pub(crate) struct Call {
     pub(crate) finalizer: Option<FinalizeContentFn>,
     pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
     pub(crate) body_invoked: bool,
+    /// The arguments were not lossless JSON; the snapshot failed and the call fails before every phase.
+    pub(crate) snapshot_failed: bool,
 }
+
+/// The failure of a lossy argument snapshot.
+pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be losslessly JSON-serializable";
 
 /// Materialize the execution.
 pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent } = input;
     let finalizer = inner.registry.resolve(&name, agent.as_ref()).and_then(|t| t.def.finalize_content.clone());
+    let snapshot_failed = !crate::value::is_lossless(&arguments);
+    if snapshot_failed {
+        // Upstream's execution then has no arguments at all; `null` stands for that here.
+        crate::value::dismantle(std::mem::take(&mut arguments));
+    }
     js_property_order(&mut arguments);
     let exec = Arc::new(ToolExecution {
         token: ExecutionToken::mint(),
@@ -34,5 +45,5 @@ pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
         agent,
         parent,
     });
-    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: false }
+    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: false, snapshot_failed }
 }

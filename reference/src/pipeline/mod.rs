@@ -63,6 +63,11 @@ pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExe
 }
 
 async fn policy_and_dispatch(inner: &Inner, call: &mut entry::Call) -> Stage {
+    if call.snapshot_failed {
+        return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
+            entry::LOSSY_ARGUMENTS,
+        )));
+    }
     if call.exec.signal.is_cancelled() {
         return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
     }

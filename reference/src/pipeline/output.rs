@@ -1,4 +1,5 @@
-//! The success path of a body value: snapshot (JavaScript property order), validation against the output
+//! The success path of a body value: lossless snapshot (`value is not lossless JSON`; JavaScript property
+//! order), validation against the output
 //! schema (`INVALID_TOOL_OUTPUT` with every violation), `render(args, value)` to content and, for
 //! non-nested calls, `presentationMeta(args, value)` to meta; a projector failure is
 //! `output.<projector> failed: <message>`.
@@ -12,7 +13,7 @@ use crate::execution::ToolExecution;
 use crate::registry::RegisteredTool;
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
-use crate::value::{dismantle, js_property_order};
+use crate::value::{dismantle, is_lossless, js_property_order};
 
 use super::contain;
 
@@ -23,6 +24,10 @@ fn projection_failure(tool: &str, projector: &str, message: String) -> ToolFailu
 /// Build the canonical success for `value`, or the `INVALID_TOOL_OUTPUT` failure.
 pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Value) -> Result<ToolExecutionResult, ToolFailure> {
     let name = tool.def.name.as_str();
+    if !is_lossless(&value) {
+        dismantle(value);
+        return Err(ToolFailure::invalid_output(name, &["value is not lossless JSON".to_owned()]));
+    }
     js_property_order(&mut value);
     let violations = validate_json_schema_value(&tool.output_schema, &value, "value");
     if !violations.is_empty() {
@@ -41,6 +46,10 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
         }
     };
     let mut content = rendered;
+    if !content.iter().all(is_lossless) {
+        dismantle(value);
+        return Err(ToolFailure::invalid_output(name, &["output.render returned non-lossless JSON".to_owned()]));
+    }
     for block in &mut content {
         js_property_order(block);
     }
@@ -48,6 +57,13 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
     if exec.parent.is_none() {
         if let Some(project) = &output.presentation_meta {
             match contain(|| project(&exec.arguments, &value)) {
+                Ok(Ok(projected)) if !is_lossless(&projected) => {
+                    dismantle(value);
+                    return Err(ToolFailure::invalid_output(
+                        name,
+                        &["output.presentationMeta returned non-lossless JSON".to_owned()],
+                    ));
+                }
                 Ok(Ok(mut projected)) => {
                     js_property_order(&mut projected);
                     meta = Some(projected);
