@@ -89,6 +89,9 @@ pub type GuardFn = Arc<dyn Fn(&ToolExecution) -> Option<String> + Send + Sync>;
 /// A `tools/result` observer: sees the frozen final result exactly once per execution.
 pub type ResultObserver = Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync>;
 
+/// A `tools/change` observer: called once per effective registration or disposal of a tool.
+pub type ChangeObserver = Arc<dyn Fn() + Send + Sync>;
+
 /// One registered hook with its owning scope (`None`: global).
 pub struct HookEntry<T> {
     id: u64,
@@ -133,6 +136,18 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
                 list.mutate(|entries| entries.retain(|e| e.id != id));
             }
         })
+    }
+
+    /// Remove every hook registered for exactly `scope`.
+    pub(crate) fn remove_scope(&self, scope: &ScopeKey) {
+        self.mutate(|entries| entries.retain(|e| e.scope.as_ref() != Some(scope)));
+    }
+
+    /// Call every hook (all scopes), in registration order.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&T)) {
+        for entry in self.snapshot().iter() {
+            f(&entry.hook);
+        }
     }
 
     fn mutate(&self, f: impl FnOnce(&mut Vec<HookEntry<T>>)) {

@@ -9,7 +9,7 @@ use crate::approval::ApprovalSeam;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ToolExecutionInput};
-use crate::hooks::{GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
+use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
 use crate::registry::{Registration, Registry};
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
@@ -125,6 +125,21 @@ impl ToolRuntime {
                 }
             }
         })
+    }
+
+    /// Observe registry changes (`tools/change`): one call per successful registration and per effective
+    /// disposal (guards emit none).
+    pub fn on_change(&self, observer: ChangeObserver) -> HookGuard {
+        self.inner.registry.changes.add(None, observer)
+    }
+
+    /// Dispose everything registered for `scope` — its tools, guards and hooks — as disposing an agent's
+    /// context does upstream. Outstanding handles for them become no-ops.
+    pub fn dispose_scope(&self, scope: &ScopeKey) {
+        self.inner.pre_execute.remove_scope(scope);
+        self.inner.post_execute.remove_scope(scope);
+        self.inner.observers.remove_scope(scope);
+        self.inner.registry.dispose_scope(scope);
     }
 
     /// Observe every final result (all scopes).

@@ -1,7 +1,7 @@
 //! The layered tool registry: a global layer plus one layer per agent scope. Registration validation
 //! (output declaration, schema subset, `timeoutMs`, the reserved `run_code` name, duplicates) with
 //! upstream's exact messages and check order; resolution (`get`) and the visible view (`schemas`) with
-//! shadowing.
+//! shadowing; `tools/change` notifications for effective registrations and disposals.
 //!
 //! # Order
 //! `schemas(scope)` lists the inherited surface first — global tools in registration order, then each
@@ -24,7 +24,7 @@ pub use self::registration::Registration;
 use self::layer::{Layer, ToolEntry};
 use crate::definition::{Parameters, ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, RegisterErrorKind};
-use crate::hooks::{GuardFn, HookGuard, next_id};
+use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, next_id};
 use crate::schema::check::assert_supported_json_schema;
 use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 use crate::scope::ScopeKey;
@@ -50,9 +50,15 @@ struct Layers {
 }
 
 /// The registry state shared by a runtime and its registration handles.
-#[derive(Default)]
 pub(crate) struct Registry {
     layers: RwLock<Layers>,
+    pub(crate) changes: Arc<HookList<ChangeObserver>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self { layers: RwLock::default(), changes: HookList::new() }
+    }
 }
 
 fn timeout_ok(t: Option<f64>) -> bool {
@@ -120,6 +126,26 @@ impl Registry {
         self.layers.write().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Emit `tools/change` (outside every lock); observer panics are contained.
+    fn notify_change(&self) {
+        self.changes.for_each(|observer| {
+            let _ = crate::pipeline::contain(|| observer());
+        });
+    }
+
+    /// Dispose everything a scope registered in its own layer (tools and guards), as disposing the agent's
+    /// fiber does upstream: one change notification per removed tool.
+    pub(crate) fn dispose_scope(&self, scope: &ScopeKey) {
+        let removed = self.write().scoped.remove(scope);
+        if let Some(layer) = removed {
+            let count = layer.tools.len();
+            drop(layer);
+            for _ in 0..count {
+                self.notify_change();
+            }
+        }
+    }
+
     /// Validate and insert; the returned handle unregisters.
     pub(crate) fn register(
         self: &Arc<Self>,
@@ -151,6 +177,7 @@ impl Registry {
             layer.tools.insert(Arc::clone(&name), ToolEntry { id, tool });
             layer.order.insert(id, Arc::clone(&name));
         }
+        self.notify_change();
         Ok(Registration { registry: Arc::downgrade(self), scope: scope.cloned(), name, id, active: true })
     }
 
@@ -174,7 +201,10 @@ impl Registry {
                 layers.scoped.remove(key);
             }
         }
-        drop(removed);
+        if removed.is_some() {
+            drop(removed);
+            self.notify_change();
+        }
     }
 
     /// Add a guard to a layer.
@@ -326,5 +356,29 @@ mod tests {
         let resolved = registry.resolve("a", Some(&scope));
         let local_a = registry.read().scoped.get(&scope).and_then(|l| l.tools.get("a").map(|e| Arc::clone(&e.tool)));
         assert!(matches!((resolved, local_a), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y)));
+    }
+
+    #[test]
+    fn change_notifications_follow_effective_changes_only() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let registry = Arc::new(Registry::default());
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let _observer = registry.changes.add(None, Arc::new(move || {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }));
+        let first = registry.register(def("a"), None);
+        assert!(registry.register(def("a"), None).is_err());
+        let _guard = registry.add_guard(None, Arc::new(|_| None));
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        drop(first);
+        registry.unregister(None, "a", 0);
+        assert_eq!(count.load(Ordering::SeqCst), 2);
+        let scope = ScopeKey::new("agent");
+        let _x = registry.register(def("x"), Some(&scope));
+        let _y = registry.register(def("y"), Some(&scope));
+        registry.dispose_scope(&scope);
+        assert_eq!(count.load(Ordering::SeqCst), 6);
+        assert!(registry.resolve("x", Some(&scope)).is_none());
     }
 }
