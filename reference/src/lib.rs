@@ -31,6 +31,9 @@ pub use hooks::{
     ChangeObserver, GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
     PreExecuteOutcome, PreToolDecision, ResultObserver, post_execute_fn, pre_execute_fn,
 };
+pub use pipeline::dispatch::{
+    DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
+};
 pub use registry::{RUN_CODE_NAME, Registration};
 pub use result::{ToolError, ToolExecutionResult};
 pub use runtime::{ToolMode, ToolRuntime, ToolsConfig};

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::approval::ApprovalSeam;
+use crate::pipeline::dispatch::ExecuteWrapper;
 
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
@@ -35,6 +36,7 @@ pub struct ToolsConfig {
 pub(crate) struct Inner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
+    pub(crate) execute_wrappers: Arc<HookList<Arc<dyn ExecuteWrapper>>>,
     pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
     pub(crate) approval: Arc<Mutex<Option<(u64, Arc<dyn ApprovalSeam>)>>>,
@@ -69,6 +71,7 @@ impl ToolRuntime {
             inner: Arc::new(Inner {
                 registry: Arc::new(Registry::default()),
                 pre_execute: HookList::new(),
+                execute_wrappers: HookList::new(),
                 post_execute: HookList::new(),
                 observers: HookList::new(),
                 approval: Arc::new(Mutex::new(None)),
@@ -101,6 +104,11 @@ impl ToolRuntime {
     /// Add a monotonic guard (global, or applying to one agent scope).
     pub fn guard(&self, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
         self.inner.registry.add_guard(scope, guard)
+    }
+
+    /// Add a `tools/execute` around-wrapper (global, or for one agent scope and its nested scopes).
+    pub fn on_execute(&self, scope: Option<&ScopeKey>, wrapper: Arc<dyn ExecuteWrapper>) -> HookGuard {
+        self.inner.execute_wrappers.add(scope, wrapper)
     }
 
     /// Add a `tools/post-execute` listener (global, or observing one agent scope and its nested scopes).
@@ -137,6 +145,7 @@ impl ToolRuntime {
     /// context does upstream. Outstanding handles for them become no-ops.
     pub fn dispose_scope(&self, scope: &ScopeKey) {
         self.inner.pre_execute.remove_scope(scope);
+        self.inner.execute_wrappers.remove_scope(scope);
         self.inner.post_execute.remove_scope(scope);
         self.inner.observers.remove_scope(scope);
         self.inner.registry.dispose_scope(scope);

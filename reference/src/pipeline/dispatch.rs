@@ -1,27 +1,181 @@
-//! Dispatch: re-resolve the visible tool, mark the body invoked, validate DSL arguments, run the body to
-//! completion with the caller's signal (never dropped early), then build the success through [`output`].
-//! Deferred contexts are prepended to whatever the dispatch produced.
+//! Dispatch: the `tools/execute` around-wrapper chain (snapshotted when the stage starts, registration
+//! order, scoped wrappers only for their agent) ending in the body stage; then normalization of what the
+//! chain returned, deferred contexts, and the cancellation rule.
 //!
-//! Seam: `tools/execute` around-wrappers will wrap [`run_body`]; none are implemented yet.
+//! # Order
+//! The body stage fuses the caller's signal with the wrapper's current one (a wrapper may replace only the
+//! signal; the caller's cancellation always reaches the body), returns `ABORTED_BEFORE_DISPATCH` when the
+//! fused signal is already cancelled, re-resolves the visible tool (absent: `UNKNOWN_TOOL`), marks the
+//! body invoked, validates DSL arguments (`INVALID_ARGS`), runs the body to completion (never dropped
+//! early), builds the success through [`output`], and replaces it with `ABORTED` when the fused signal was
+//! cancelled meanwhile. Back out of the chain: a success the body stage produced for this execution is
+//! kept; any other success (a wrapper-authored or cached one) is revalidated and re-rendered under the
+//! active declaration; failures are kept. Then the deferred contexts are prepended, and a caller
+//! cancellation replaces a success. A wrapper failure is final (post-execute skipped).
 //!
-//! Spec: PIPE (dispatch, quiescent cancellation), UNK (unknown tool at dispatch), ARG (INVALID_ARGS).
+//! Rust futures are lazy: the body starts when the wrapper first polls `next.run()`'s future, not when it
+//! calls `run()` (upstream's promise starts eagerly). Each wrapper's `next` runs at most once.
+//!
+//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016.
 //!
 //! [`output`]: super::output
 
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::definition::BoxFuture;
 use crate::error::ToolFailure;
-use crate::execution::ToolRunContext;
+use crate::execution::{ExecutionToken, ToolExecution, ToolRunContext};
+use crate::hooks::HookEntry;
 use crate::result::ToolExecutionResult;
 use crate::runtime::Inner;
 use crate::schema::validate::validate_json_schema_value;
 
 use super::entry::Call;
-use super::{Contained, contain, output};
+use super::{Contained, Stage, contain, output, replace_if_cancelled};
 
-/// Dispatch one prepared call.
-pub(crate) async fn run(inner: &Inner, call: &mut Call) -> ToolExecutionResult {
-    let mut result = run_body(inner, call).await;
+/// The `tools/execute`-only view of an execution: the same immutable execution plus a replaceable signal.
+pub struct DispatchExecution {
+    exec: Arc<ToolExecution>,
+    replaced: Mutex<Option<CancellationToken>>,
+}
+
+impl DispatchExecution {
+    /// The immutable execution.
+    pub fn execution(&self) -> &ToolExecution {
+        &self.exec
+    }
+
+    /// The current operational signal (the caller's unless a wrapper replaced it).
+    pub fn signal(&self) -> CancellationToken {
+        match self.replaced.lock() {
+            Ok(slot) => slot.clone().unwrap_or_else(|| self.exec.signal.clone()),
+            Err(poisoned) => poisoned.into_inner().clone().unwrap_or_else(|| self.exec.signal.clone()),
+        }
+    }
+
+    /// Replace the operational signal (`None` restores the caller's); returns the previous replacement.
+    /// The body still observes the caller's cancellation through the fused signal.
+    pub fn set_signal(&self, signal: Option<CancellationToken>) -> Option<CancellationToken> {
+        match self.replaced.lock() {
+            Ok(mut slot) => std::mem::replace(&mut *slot, signal),
+            Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), signal),
+        }
+    }
+
+    fn replacement(&self) -> Option<CancellationToken> {
+        match self.replaced.lock() {
+            Ok(slot) => slot.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for DispatchExecution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchExecution").field("exec", &self.exec).finish_non_exhaustive()
+    }
+}
+
+/// What a `tools/execute` chain link resolves to: the result `next` produced, or one the wrapper authored.
+#[derive(Debug)]
+pub struct DispatchResult {
+    result: ToolExecutionResult,
+    /// The execution whose body stage produced (and validated) this result.
+    canonical_for: Option<ExecutionToken>,
+}
+
+impl DispatchResult {
+    /// A wrapper-authored result (a cached or synthesized one). A success is revalidated against the
+    /// tool's output declaration and re-rendered; a failure is kept as is.
+    pub fn authored(result: ToolExecutionResult) -> Self {
+        Self { result, canonical_for: None }
+    }
+
+    /// The result.
+    pub fn result(&self) -> &ToolExecutionResult {
+        &self.result
+    }
+
+    /// Take the result out (it becomes wrapper-authored if returned again in a new `DispatchResult`).
+    pub fn into_result(self) -> ToolExecutionResult {
+        self.result
+    }
+}
+
+/// The outcome of a `tools/execute` link: a result, or a thrown failure (final for the call).
+pub type ExecuteOutcome = Result<DispatchResult, ToolFailure>;
+
+/// One `tools/execute` around-wrapper (timeout, retry, metrics, caching).
+pub trait ExecuteWrapper: Send + Sync {
+    /// Wrap the rest of the chain.
+    fn call<'a>(&'a self, exec: &'a DispatchExecution, next: ExecuteNext<'a>) -> BoxFuture<'a, ExecuteOutcome>;
+}
+
+struct FnWrapper<F>(F);
+
+impl<F> ExecuteWrapper for FnWrapper<F>
+where
+    F: for<'a> Fn(&'a DispatchExecution, ExecuteNext<'a>) -> BoxFuture<'a, ExecuteOutcome> + Send + Sync,
+{
+    fn call<'a>(&'a self, exec: &'a DispatchExecution, next: ExecuteNext<'a>) -> BoxFuture<'a, ExecuteOutcome> {
+        (self.0)(exec, next)
+    }
+}
+
+/// A `tools/execute` wrapper from a closure.
+pub fn execute_wrapper_fn<F>(f: F) -> Arc<dyn ExecuteWrapper>
+where
+    F: for<'a> Fn(&'a DispatchExecution, ExecuteNext<'a>) -> BoxFuture<'a, ExecuteOutcome> + Send + Sync + 'static,
+{
+    Arc::new(FnWrapper(f))
+}
+
+/// The rest of a `tools/execute` chain; consumed by [`ExecuteNext::run`].
+pub struct ExecuteNext<'a> {
+    chain: &'a [HookEntry<Arc<dyn ExecuteWrapper>>],
+    dexec: &'a DispatchExecution,
+    inner: &'a Inner,
+    call: &'a Call,
+}
+
+impl<'a> ExecuteNext<'a> {
+    /// Run the next matching wrapper, or the body stage at the end of the chain.
+    pub fn run(self) -> BoxFuture<'a, ExecuteOutcome> {
+        let mut rest = self.chain;
+        while let Some((entry, tail)) = rest.split_first() {
+            if entry.applies_to(self.dexec.exec.agent.as_ref()) {
+                return entry.hook.call(self.dexec, ExecuteNext { chain: tail, ..self });
+            }
+            rest = tail;
+        }
+        let (inner, call, dexec) = (self.inner, self.call, self.dexec);
+        Box::pin(async move {
+            let (result, canonical) = body_stage(inner, call, dexec).await;
+            Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
+        })
+    }
+}
+
+/// Dispatch one prepared call through the wrapper chain.
+pub(crate) async fn run(inner: &Inner, call: &Call) -> Stage {
+    let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
+    let chain = inner.execute_wrappers.snapshot();
+    let next = ExecuteNext { chain: &chain, dexec: &dexec, inner, call };
+    let outcome = match Contained(next.run()).await {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(ToolFailure::message(panic)),
+    };
+    let dispatched = match outcome.and_then(|d| normalize(inner, call, d)) {
+        Ok(result) => result,
+        Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
+    };
+    let mut result = dispatched;
     let deferred = match call.deferred.lock() {
         Ok(mut list) => std::mem::take(&mut *list),
         Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
@@ -31,24 +185,50 @@ pub(crate) async fn run(inner: &Inner, call: &mut Call) -> ToolExecutionResult {
         let tail = std::mem::replace(contexts, deferred);
         contexts.extend(tail);
     }
-    result
+    Stage::Post(replace_if_cancelled(call, result))
 }
 
-async fn run_body(inner: &Inner, call: &mut Call) -> ToolExecutionResult {
-    let exec = Arc::clone(&call.exec);
-    // Native mode has no wrapper signal: the fused signal is the caller's.
-    let signal = exec.signal.clone();
+/// Keep this execution's own canonical result; revalidate any other success under the active declaration.
+fn normalize(inner: &Inner, call: &Call, dispatched: DispatchResult) -> Result<ToolExecutionResult, ToolFailure> {
+    let DispatchResult { result, canonical_for } = dispatched;
+    if canonical_for == Some(call.exec.token) || result.is_error() {
+        return Ok(result);
+    }
+    let ToolExecutionResult::Success { value, additional_contexts, .. } = result else { return Ok(result) };
+    let exec = &call.exec;
+    let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
+        crate::value::dismantle(value);
+        return Err(ToolFailure::unknown_tool(&exec.name));
+    };
+    let mut normalized = output::success(exec, &tool, value)?;
+    *normalized.additional_contexts_mut() = additional_contexts;
+    Ok(normalized)
+}
+
+/// The body stage; the flag says whether the result is this execution's canonical success.
+async fn body_stage(inner: &Inner, call: &Call, dexec: &DispatchExecution) -> (ToolExecutionResult, bool) {
+    let exec = &call.exec;
+    let fused = match dexec.replacement() {
+        None => Fused::Caller(exec.signal.clone()),
+        Some(wrapper) => {
+            if wrapper.is_cancelled() || exec.signal.is_cancelled() {
+                return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
+            }
+            Fused::Relay { fused: CancellationToken::new(), caller: exec.signal.clone(), wrapper }
+        }
+    };
+    let signal = fused.signal();
     if signal.is_cancelled() {
-        return ToolExecutionResult::aborted_before_dispatch(Vec::new());
+        return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
     }
     let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
-        return ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name));
+        return (ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name)), false);
     };
-    call.body_invoked = true;
+    call.body_invoked.store(true, Ordering::SeqCst);
     if tool.validates_args {
         let violations = validate_json_schema_value(&tool.schema.parameters, &exec.arguments, "");
         if !violations.is_empty() {
-            return ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations));
+            return (ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations)), false);
         }
     }
     let ctx = ToolRunContext {
@@ -62,24 +242,78 @@ async fn run_body(inner: &Inner, call: &mut Call) -> ToolExecutionResult {
     };
     let body = Arc::clone(&tool.def.execute);
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {
-        Ok(future) => match Contained(future).await {
+        Ok(future) => match fused.drive(Contained(future)).await {
             Ok(returned) => returned,
             Err(panic) => Err(ToolFailure::message(panic)),
         },
         Err(panic) => Err(ToolFailure::message(panic)),
     };
     let result = match returned {
-        Ok(value) => match output::success(&exec, &tool, value) {
+        Ok(value) => match output::success(exec, &tool, value) {
             Ok(result) => result,
-            Err(failure) => return ToolExecutionResult::from_failure(failure),
+            Err(failure) => return (ToolExecutionResult::from_failure(failure), false),
         },
-        Err(failure) => return ToolExecutionResult::from_failure(failure),
+        Err(failure) => return (ToolExecutionResult::from_failure(failure), false),
     };
     if signal.is_cancelled() {
         if let ToolExecutionResult::Success { value, .. } = result {
             crate::value::dismantle(value);
         }
-        return ToolExecutionResult::aborted(Vec::new());
+        return (ToolExecutionResult::aborted(Vec::new()), false);
     }
-    result
+    (result, true)
+}
+
+/// The body's signal: the caller's own, or a relay cancelled by the caller or the wrapper signal.
+enum Fused {
+    Caller(CancellationToken),
+    Relay { fused: CancellationToken, caller: CancellationToken, wrapper: CancellationToken },
+}
+
+impl Fused {
+    fn signal(&self) -> CancellationToken {
+        match self {
+            Self::Caller(token) | Self::Relay { fused: token, .. } => token.clone(),
+        }
+    }
+
+    /// Await `body` to completion while relaying cancellation into the fused signal.
+    async fn drive<T>(self, body: Contained<'_, T>) -> Result<T, String> {
+        match self {
+            Self::Caller(_) => body.await,
+            Self::Relay { fused, caller, wrapper } => {
+                Relay {
+                    body,
+                    caller: Box::pin(caller.cancelled_owned()),
+                    wrapper: Box::pin(wrapper.cancelled_owned()),
+                    fused: Some(fused),
+                }
+                .await
+            }
+        }
+    }
+}
+
+struct Relay<'a, T> {
+    body: Contained<'a, T>,
+    caller: Pin<Box<WaitForCancellationFutureOwned>>,
+    wrapper: Pin<Box<WaitForCancellationFutureOwned>>,
+    fused: Option<CancellationToken>,
+}
+
+impl<T> Future for Relay<'_, T> {
+    type Output = Result<T, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if this.fused.is_some() {
+            let fired = this.caller.as_mut().poll(cx).is_ready() || this.wrapper.as_mut().poll(cx).is_ready();
+            if fired {
+                if let Some(fused) = this.fused.take() {
+                    fused.cancel();
+                }
+            }
+        }
+        Pin::new(&mut this.body).poll(cx)
+    }
 }

@@ -4,6 +4,7 @@
 //!
 //! Spec: ARG-001, ARG-002, ARG-003, UNK-011.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -18,7 +19,7 @@ pub(crate) struct Call {
     pub(crate) exec: Arc<ToolExecution>,
     pub(crate) finalizer: Option<FinalizeContentFn>,
     pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
-    pub(crate) body_invoked: bool,
+    pub(crate) body_invoked: AtomicBool,
     /// The arguments were not lossless JSON; the snapshot failed and the call fails before every phase.
     pub(crate) snapshot_failed: bool,
 }
@@ -45,5 +46,5 @@ pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
         agent,
         parent,
     });
-    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: false, snapshot_failed }
+    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed }
 }

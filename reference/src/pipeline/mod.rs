@@ -10,11 +10,12 @@
 //! 3. [`guards`]: after an allow, global guards then the agent chain's, first denial wins.
 //!    A denial becomes a post-stage result `Error: <reason>`; cancellation observed here is
 //!    `ABORTED_BEFORE_DISPATCH`.
-//! 4. [`dispatch`]: resolve the visible tool *now* (absent: `UNKNOWN_TOOL`, after policy, as upstream),
-//!    mark the body invoked, validate DSL arguments (`INVALID_ARGS`, still before the body — upstream
-//!    validates inside `defineTool`'s execute wrapper, so policy has already run), run the body to
-//!    completion, then [`output`]: snapshot, validate, render, project metadata. Deferred contexts are
-//!    prepended; a caller cancellation replaces only a success (`ABORTED` once the body started).
+//! 4. [`dispatch`]: the `tools/execute` wrappers around the body stage, which resolves the visible tool
+//!    *now* (absent: `UNKNOWN_TOOL`, after policy, as upstream), marks the body invoked, validates DSL
+//!    arguments (`INVALID_ARGS`, still before the body — upstream validates inside `defineTool`'s execute
+//!    wrapper, so policy has already run), runs the body to completion, then [`output`]: snapshot,
+//!    validate, render, project metadata. Deferred contexts are prepended; a caller cancellation replaces
+//!    only a success (`ABORTED` once the body started). A wrapper failure is final.
 //! 5. [`post_execute`]: the `tools/post-execute` waterfall over every result of steps 3-4; then the same
 //!    cancellation replacement rule. A listener failure, or an invalid decision, becomes the final result.
 //! 6. [`result`]: apply the captured `finalizeContent`, notify `tools/result` observers exactly once, return.
@@ -42,7 +43,7 @@ use crate::result::ToolExecutionResult;
 use crate::runtime::Inner;
 
 /// Where a pre-dispatch stage left the call.
-enum Stage {
+pub(crate) enum Stage {
     /// Still goes through post-execute and the cancellation check.
     Post(ToolExecutionResult),
     /// Skips post-execute.
@@ -51,8 +52,8 @@ enum Stage {
 
 /// Run one call through every stage.
 pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExecutionResult {
-    let mut call = entry::create(inner, input);
-    let result = match policy_and_dispatch(inner, &mut call).await {
+    let call = entry::create(inner, input);
+    let result = match policy_and_dispatch(inner, &call).await {
         Stage::Final(result) => result,
         Stage::Post(result) => match post_execute::run(inner, &call, result).await {
             Ok(result) => replace_if_cancelled(&call, result),
@@ -62,7 +63,7 @@ pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExe
     result::finish(inner, &call, result)
 }
 
-async fn policy_and_dispatch(inner: &Inner, call: &mut entry::Call) -> Stage {
+async fn policy_and_dispatch(inner: &Inner, call: &entry::Call) -> Stage {
     if call.snapshot_failed {
         return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
             entry::LOSSY_ARGUMENTS,
@@ -100,13 +101,12 @@ async fn policy_and_dispatch(inner: &Inner, call: &mut entry::Call) -> Stage {
     if call.exec.signal.is_cancelled() {
         return Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
     }
-    let dispatched = dispatch::run(inner, call).await;
-    Stage::Post(replace_if_cancelled(call, dispatched))
+    dispatch::run(inner, call).await
 }
 
 /// A caller cancellation replaces only a success: `ABORTED` once the body was invoked, else
 /// `ABORTED_BEFORE_DISPATCH`; the prior result's contexts are kept.
-fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResult) -> ToolExecutionResult {
+pub(crate) fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResult) -> ToolExecutionResult {
     if !call.exec.signal.is_cancelled() || result.is_error() {
         return result;
     }
@@ -117,7 +117,7 @@ fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResult) -> Tool
         }
         ToolExecutionResult::Failure { additional_contexts, .. } => additional_contexts,
     };
-    if call.body_invoked {
+    if call.body_invoked.load(std::sync::atomic::Ordering::SeqCst) {
         ToolExecutionResult::aborted(contexts)
     } else {
         ToolExecutionResult::aborted_before_dispatch(contexts)
@@ -265,5 +265,51 @@ mod tests {
         args.insert("a".into(), deep);
         let result = block_on(rt.execute(ToolExecutionInput::new("c", "t", Value::Object(args))));
         assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
+    }
+
+    #[test]
+    fn caller_cancellation_reaches_a_body_under_a_replaced_signal() {
+        use crate::pipeline::dispatch::{DispatchExecution, ExecuteNext, execute_wrapper_fn};
+        use tokio_util::sync::CancellationToken;
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let finished = Arc::new(AtomicUsize::new(0));
+        let done = Arc::clone(&finished);
+        let waiting = ToolDefinition::new(
+            "wait",
+            "d",
+            Parameters::Raw(json!({"type":"object"})),
+            OutputDeclaration { schema: json!({"type":"string"}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(move |_, ctx| {
+                let done = Arc::clone(&done);
+                Box::pin(async move {
+                    ctx.signal.cancelled().await;
+                    done.fetch_add(1, Ordering::SeqCst);
+                    Ok(json!("settled"))
+                })
+            }),
+        );
+        let _t = rt.register(waiting, None);
+        let _w = rt.on_execute(
+            None,
+            execute_wrapper_fn(|exec: &DispatchExecution, next: ExecuteNext<'_>| {
+                Box::pin(async move {
+                    exec.set_signal(Some(CancellationToken::new()));
+                    next.run().await
+                })
+            }),
+        );
+        let input = ToolExecutionInput::new("c", "wait", json!({}));
+        let caller = input.signal.clone();
+        let result = block_on(async {
+            let canceller = tokio::spawn(async move {
+                tokio::task::yield_now().await;
+                caller.cancel();
+            });
+            let result = rt.execute(input).await;
+            let _ = canceller.await;
+            result
+        });
+        assert_eq!(finished.load(Ordering::SeqCst), 1);
+        assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED));
     }
 }
