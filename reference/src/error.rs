@@ -3,8 +3,7 @@
 //! [`RegisterError`] (registration-time rejections with upstream's error class name and exact message) and
 //! [`JsonSchemaError`].
 //!
-//! Spec: REG (registration errors), ARG (`INVALID_ARGS`), OUT (`INVALID_TOOL_OUTPUT`), UNK (`UNKNOWN_TOOL`),
-//! PIPE (error results).
+//! Spec: REG-002, REG-003, REG-005, REG-006, REG-008, ARG-004, OUT-002, UNK-001, PIPE-009.
 
 use std::borrow::Cow;
 use std::fmt;

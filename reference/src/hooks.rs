@@ -6,7 +6,7 @@
 //! Listeners run in registration order; a scoped listener (registered for an agent) sees only calls of that
 //! agent or of scopes nested in it, interleaved with global listeners by registration order.
 //!
-//! Spec: PIPE (pre-execute waterfall, guards, result observation).
+//! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012.
 
 use std::sync::{Arc, Mutex, Weak};
 

@@ -4,7 +4,7 @@
 //! Entry point: [`ToolRuntime`]. Failures are values ([`ToolExecutionResult`]); registrations and hooks
 //! are RAII guards ([`Registration`], [`HookGuard`]).
 //!
-//! Spec: REG, UNK, ARG, OUT, PIPE.
+//! Spec: the areas REG, UNK, ARG, OUT and PIPE (each module cites its rule ids).
 
 pub mod approval;
 pub mod definition;

@@ -1,6 +1,6 @@
 //! [`ToolRuntime`]: the service facade (cheap to clone) over the registry, the hook lists and the pipeline.
 //!
-//! Spec: REG (register/get/schemas), PIPE (execute, executionMode).
+//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018.
 
 use std::sync::{Arc, Mutex};
 
@@ -33,13 +33,16 @@ pub struct ToolsConfig {
     pub mode: ToolMode,
 }
 
+/// The mounted approval seam and the id of the guard that mounted it.
+type MountedApproval = (u64, Arc<dyn ApprovalSeam>);
+
 pub(crate) struct Inner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
     pub(crate) execute_wrappers: Arc<HookList<Arc<dyn ExecuteWrapper>>>,
     pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
-    pub(crate) approval: Arc<Mutex<Option<(u64, Arc<dyn ApprovalSeam>)>>>,
+    pub(crate) approval: Arc<Mutex<Option<MountedApproval>>>,
     #[allow(dead_code)]
     pub(crate) config: ToolsConfig,
 }

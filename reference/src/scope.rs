@@ -1,7 +1,7 @@
 //! [`ScopeKey`]: the identity of an agent scope (upstream's per-agent `Symbol` key), with an optional
 //! enclosing scope so layers and listeners can follow the scope chain.
 //!
-//! Spec: REG (agent layers shadow globals).
+//! Spec: REG-004, REG-015, UNK-003.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};

@@ -5,7 +5,7 @@
 //! Every walk here uses an explicit work stack: `serde_json::Value`'s own `clone`, `drop`, `==` and
 //! `Debug` recurse and overflow on values 100,000 levels deep.
 //!
-//! Spec: OUT (canonical values), ARG (lossless argument snapshot).
+//! Spec: ARG-001, ARG-002, OUT-004, OUT-010, OUT-011.
 
 use serde_json::{Map, Number, Value};
 
@@ -129,10 +129,10 @@ pub fn is_lossless(root: &Value) -> bool {
     let mut stack = vec![root];
     while let Some(value) = stack.pop() {
         match value {
-            Value::Number(n) => {
-                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64() {
-                    return false;
-                }
+            Value::Number(n)
+                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64() =>
+            {
+                return false;
             }
             Value::Array(items) => stack.extend(items),
             Value::Object(map) => stack.extend(map.values()),

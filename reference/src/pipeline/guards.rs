@@ -1,7 +1,7 @@
 //! Monotonic guards, read live when the stage runs: global guards, then the agent scope chain's (farthest
 //! first), each in registration order; the first reason wins. A panicking guard is a thrown failure.
 //!
-//! Spec: PIPE (guards after pre-execute; first denial wins).
+//! Spec: PIPE-005..PIPE-008, PIPE-010.
 
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;

@@ -20,7 +20,7 @@
 //!    cancellation replacement rule. A listener failure, or an invalid decision, becomes the final result.
 //! 6. [`result`]: apply the captured `finalizeContent`, notify `tools/result` observers exactly once, return.
 //!
-//! Spec: PIPE (basic pipeline), UNK, ARG, OUT.
+//! Spec: PIPE-001, PIPE-010, PIPE-013..PIPE-016, ARG-003, ARG-007, ARG-008, UNK-007, UNK-010.
 
 pub(crate) mod dispatch;
 pub(crate) mod entry;

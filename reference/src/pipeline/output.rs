@@ -4,7 +4,7 @@
 //! non-nested calls, `presentationMeta(args, value)` to meta; a projector failure is
 //! `output.<projector> failed: <message>`.
 //!
-//! Spec: OUT (canonical values, output validation, projections).
+//! Spec: OUT-001..OUT-011, OUT-013.
 
 use serde_json::Value;
 

@@ -5,7 +5,7 @@
 //! content replacement, or value replacement (revalidated and re-rendered, successes only), with the
 //! result's contexts followed by the decision's.
 //!
-//! Spec: PIPE (post-execute decisions).
+//! Spec: OUT-012, UNK-008, PIPE-008.
 
 use serde_json::Value;
 

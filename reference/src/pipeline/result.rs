@@ -5,7 +5,7 @@
 //!
 //! Seam: post-execute runs before this stage once implemented.
 //!
-//! Spec: PIPE (one result per execution, observation of the final outcome).
+//! Spec: PIPE-011, PIPE-012, UNK-009.
 
 use crate::error::ToolFailure;
 use crate::result::ToolExecutionResult;

@@ -1,6 +1,6 @@
 //! One scope's contribution ([`Layer`]): its tools in registration order and its guards.
 //!
-//! Spec: REG (one name per layer; order of registration).
+//! Spec: REG-002, REG-003, REG-018.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

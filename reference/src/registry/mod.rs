@@ -10,7 +10,7 @@
 //! run: DSL `timeoutMs`, DSL parameter compilation, DSL output compilation (the `defineTool` stage); then
 //! output presence, output schema subset, `timeoutMs`, reserved name, duplicate (the `register` stage).
 //!
-//! Spec: REG (registration & lookup).
+//! Spec: REG-001..REG-019, UNK-002, UNK-003, UNK-005.
 
 mod layer;
 mod registration;

@@ -1,6 +1,6 @@
 //! [`Registration`]: the RAII handle of one registered tool.
 //!
-//! Spec: REG (disposal unregisters exactly the registration it came from).
+//! Spec: REG-001, REG-012, REG-013.
 
 use std::sync::{Arc, Weak};
 

@@ -4,7 +4,7 @@
 //!
 //! Walks with an explicit task stack.
 //!
-//! Spec: REG (unsupported output declaration), OUT (output declaration).
+//! Spec: REG-007, REG-010.
 
 use serde_json::{Map, Value};
 

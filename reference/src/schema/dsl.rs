@@ -6,7 +6,7 @@
 //!
 //! Runs as a task graph over an explicit stack and assembles the output bottom-up, never recursing.
 //!
-//! Spec: ARG (parameter DSL), OUT (output declaration).
+//! Spec: ARG-004, ARG-015, REG-007.
 
 use serde_json::Value;
 

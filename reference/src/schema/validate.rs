@@ -5,7 +5,7 @@
 //!
 //! Walks with explicit frames, never recursion, so 100,000-level values and schemas are fine.
 //!
-//! Spec: ARG (argument violations), OUT (output validation).
+//! Spec: ARG-009..ARG-014, OUT-003.
 
 use serde_json::{Map, Value};
 
@@ -188,7 +188,7 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             let mut tail = Vec::new();
             if kw.additional == Some(&Value::Bool(false)) {
                 for key in object.keys() {
-                    if !properties.is_some_and(|p| lookup(p, key).is_some()) {
+                    if properties.is_none_or(|p| lookup(p, key).is_none()) {
                         let p = paths.push(path, Seg::Key(key));
                         tail.push(format!(
                             "\"{}\" is not a declared property (additionalProperties: false)",
