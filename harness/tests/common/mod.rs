@@ -119,6 +119,20 @@ impl Report {
     pub fn outcomes(&self) -> BTreeMap<String, String> {
         self.trials.iter().map(|(id, t)| (id.clone(), t["outcome"].as_str().unwrap_or("?").to_owned())).collect()
     }
+    /// `OUTCOME(detail)` per trial.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        self.trials
+            .iter()
+            .map(|(id, t)| {
+                let outcome = t["outcome"].as_str().unwrap_or("?");
+                let label = match t["detail"].as_str() {
+                    Some(detail) => format!("{outcome}({detail})"),
+                    None => outcome.to_owned(),
+                };
+                (id.clone(), label)
+            })
+            .collect()
+    }
 }
 
 pub fn text(output: &Output) -> String {
