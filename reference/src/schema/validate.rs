@@ -12,26 +12,47 @@ use serde_json::{Map, Value};
 use super::path::{PathId, Paths, ROOT, Seg};
 use crate::value::{is_json_integer, is_json_number, js_scalar_eq, js_stringify_shallow};
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Container,
-    OneOf,
-}
-
-struct Child<'a> {
-    node: &'a Value,
-    value: &'a Value,
-    path: PathId,
+/// The children still to visit under one container frame, produced lazily (no per-node child lists).
+enum Pending<'a> {
+    /// Declared properties of an object schema, matched against the value's keys.
+    Properties { schema: serde_json::map::Iter<'a>, object: &'a Map<String, Value> },
+    /// Array items under one item schema.
+    Items { schema: &'a Value, items: std::iter::Enumerate<std::slice::Iter<'a, Value>> },
+    /// `oneOf` branches over the same value.
+    Branches { branches: std::slice::Iter<'a, Value>, value: &'a Value },
 }
 
 struct Frame<'a> {
-    kind: Kind,
-    children: Vec<Child<'a>>,
-    next: usize,
+    pending: Pending<'a>,
     violations: Vec<String>,
     tail: Vec<String>,
     matches: usize,
     path: PathId,
+}
+
+impl<'a> Frame<'a> {
+    fn is_one_of(&self) -> bool {
+        matches!(self.pending, Pending::Branches { .. })
+    }
+
+    /// The next (schema, value, path) to visit.
+    fn next_child(&mut self, paths: &mut Paths<'a>) -> Option<(&'a Value, &'a Value, PathId)> {
+        match &mut self.pending {
+            Pending::Properties { schema, object } => {
+                for (key, child) in schema.by_ref() {
+                    if let Some(v) = lookup(object, key) {
+                        return Some((child, v, paths.push(self.path, Seg::Key(key))));
+                    }
+                }
+                None
+            }
+            Pending::Items { schema, items } => {
+                let (i, v) = items.next()?;
+                Some((schema, v, paths.push(self.path, Seg::Index(i))))
+            }
+            Pending::Branches { branches, value } => branches.next().map(|b| (b, *value, self.path)),
+        }
+    }
 }
 
 enum Started<'a> {
@@ -56,14 +77,12 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
             }
         }
         let Some(top) = frames.last_mut() else { return Vec::new() };
-        if let Some(child) = top.children.get(top.next) {
-            let (node, value, path) = (child.node, child.value, child.path);
-            top.next += 1;
+        if let Some((node, value, path)) = top.next_child(&mut paths) {
             pending = Some(start(node, value, path, &mut paths));
             continue;
         }
         let Some(done) = frames.pop() else { return Vec::new() };
-        let result = if done.kind == Kind::OneOf {
+        let result = if done.is_one_of() {
             if done.matches == 1 {
                 Vec::new()
             } else {
@@ -83,7 +102,7 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
 }
 
 fn receive(parent: &mut Frame<'_>, result: Vec<String>) {
-    if parent.kind == Kind::OneOf {
+    if parent.is_one_of() {
         if result.is_empty() {
             parent.matches += 1;
         }
@@ -94,6 +113,10 @@ fn receive(parent: &mut Frame<'_>, result: Vec<String>) {
 
 fn one(paths: &Paths<'_>, path: PathId, what: &str) -> Started<'static> {
     Started::Done(vec![format!("\"{}\" {what}", paths.diagnostic(path))])
+}
+
+fn frame(pending: Pending<'_>, violations: Vec<String>, tail: Vec<String>, path: PathId) -> Started<'_> {
+    Started::Frame(Frame { pending, violations, tail, matches: 0, path })
 }
 
 /// The constraint keywords of one schema node, found in a single pass (schema nodes have few keys, so a
@@ -147,15 +170,7 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             Value::Array(b) => b,
             _ => &[],
         };
-        return Started::Frame(Frame {
-            kind: Kind::OneOf,
-            children: branches.iter().map(|b| Child { node: b, value, path }).collect(),
-            next: 0,
-            violations: Vec::new(),
-            tail: Vec::new(),
-            matches: 0,
-            path,
-        });
+        return frame(Pending::Branches { branches: branches.iter(), value }, Vec::new(), Vec::new(), path);
     }
     let ty = match kw.ty {
         None => return Started::Done(Vec::new()),
@@ -178,13 +193,6 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
                     }
                 }
             }
-            let mut children = Vec::new();
-            for (key, child) in properties.into_iter().flatten() {
-                if let Some(v) = lookup(object, key) {
-                    let p = paths.push(path, Seg::Key(key));
-                    children.push(Child { node: child, value: v, path: p });
-                }
-            }
             let mut tail = Vec::new();
             if kw.additional == Some(&Value::Bool(false)) {
                 for key in object.keys() {
@@ -197,27 +205,16 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
                     }
                 }
             }
-            Started::Frame(Frame { kind: Kind::Container, children, next: 0, violations, tail, matches: 0, path })
+            static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+            let declared = properties.unwrap_or_else(|| EMPTY.get_or_init(Map::new));
+            frame(Pending::Properties { schema: declared.iter(), object }, violations, tail, path)
         }
         "array" => {
             let Value::Array(items) = value else { return one(paths, path, "must be an array") };
-            let children = match kw.items {
-                None => Vec::new(),
-                Some(item_schema) => items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| Child { node: item_schema, value: v, path: paths.push(path, Seg::Index(i)) })
-                    .collect(),
-            };
-            Started::Frame(Frame {
-                kind: Kind::Container,
-                children,
-                next: 0,
-                violations: Vec::new(),
-                tail: Vec::new(),
-                matches: 0,
-                path,
-            })
+            match kw.items {
+                None => Started::Done(Vec::new()),
+                Some(schema) => frame(Pending::Items { schema, items: items.iter().enumerate() }, Vec::new(), Vec::new(), path),
+            }
         }
         "string" => match value {
             Value::String(_) => scalar(&kw, value, paths, path),
