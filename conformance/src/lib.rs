@@ -4,8 +4,11 @@
 pub mod catalog;
 pub mod features;
 pub mod fixture;
+pub mod json;
 pub mod listener;
 pub mod loader;
+pub mod messages;
+pub mod protocol;
 pub mod scenario;
 pub mod schemas;
 pub mod subject;
