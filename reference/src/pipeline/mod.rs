@@ -312,4 +312,51 @@ mod tests {
         assert_eq!(finished.load(Ordering::SeqCst), 1);
         assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED));
     }
+
+    #[test]
+    fn deep_schemas_register_execute_and_unregister_without_overflow() {
+        const DEPTH: usize = 100_000;
+        let mut spec = json!({"type": "string"});
+        let mut raw = json!({"type": "string"});
+        let mut args_a = json!("leaf");
+        for _ in 0..DEPTH {
+            let mut node = serde_json::Map::new();
+            node.insert("type".into(), json!("array"));
+            node.insert("items".into(), spec);
+            spec = Value::Object(node);
+            let mut node = serde_json::Map::new();
+            node.insert("type".into(), json!("array"));
+            node.insert("items".into(), raw);
+            raw = Value::Object(node);
+            args_a = Value::Array(vec![args_a]);
+        }
+        let mut params = serde_json::Map::new();
+        params.insert("a".into(), spec);
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let dsl = ToolDefinition::new(
+            "deep",
+            "d",
+            Parameters::Dsl(Value::Object(params)),
+            OutputDeclaration { schema: json!({"type":"string"}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(json!("ok")) })),
+        );
+        let registration = rt.register(dsl, None);
+        assert!(registration.is_ok());
+        let mut raw_def = ToolDefinition::new(
+            "raw",
+            "d",
+            Parameters::Raw(json!({"type":"object"})),
+            OutputDeclaration { schema: raw, render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(json!("not an array")) })),
+        );
+        raw_def.timeout_ms = Some(0.0);
+        // Rejected after compiling the deep output schema: the definition is dropped without recursion.
+        assert!(rt.register(raw_def, None).is_err());
+        let mut args = serde_json::Map::new();
+        args.insert("a".into(), args_a);
+        let result = block_on(rt.execute(ToolExecutionInput::new("c", "deep", Value::Object(args))));
+        assert!(!result.is_error());
+        drop(registration);
+        assert!(rt.schemas(None).is_empty());
+    }
 }

@@ -28,7 +28,7 @@ use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, next_id};
 use crate::schema::check::assert_supported_json_schema;
 use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 use crate::scope::ScopeKey;
-use crate::value::js_property_order;
+use crate::value::{dismantle, js_property_order};
 
 /// The reserved Code Mode transport name.
 pub const RUN_CODE_NAME: &str = "run_code";
@@ -41,6 +41,27 @@ pub(crate) struct RegisteredTool {
     pub(crate) output_schema: Value,
     /// Whether arguments are validated against `schema.parameters` before the body (DSL tools).
     pub(crate) validates_args: bool,
+}
+
+impl Drop for RegisteredTool {
+    fn drop(&mut self) {
+        // Schemas may be arbitrarily deep; serde_json's own drop recurses.
+        dismantle_definition_values(&mut self.def);
+        crate::value::dismantle(std::mem::take(&mut self.output_schema));
+        if let Some(parameters) = Arc::get_mut(&mut self.schema.parameters) {
+            crate::value::dismantle(std::mem::take(parameters));
+        }
+    }
+}
+
+/// Take the (possibly deep) JSON values out of a definition and drop them without recursion.
+fn dismantle_definition_values(def: &mut ToolDefinition) {
+    match &mut def.parameters {
+        Parameters::Dsl(v) | Parameters::Raw(v) => crate::value::dismantle(std::mem::take(v)),
+    }
+    if let Some(output) = def.output.as_mut() {
+        crate::value::dismantle(std::mem::take(&mut output.schema));
+    }
 }
 
 #[derive(Default)]
@@ -67,6 +88,25 @@ fn timeout_ok(t: Option<f64>) -> bool {
 
 /// Compile and validate one definition (everything but the layer-dependent duplicate check).
 fn prepare(mut def: ToolDefinition) -> Result<RegisteredTool, RegisterError> {
+    match compile(&mut def) {
+        Ok((parameters, output_schema, validates_args)) => {
+            let schema = ToolSchema {
+                name: def.name.clone(),
+                description: def.description.clone(),
+                parameters: Arc::new(parameters),
+            };
+            Ok(RegisteredTool { def, schema, output_schema, validates_args })
+        }
+        Err(error) => {
+            dismantle_definition_values(&mut def);
+            Err(error)
+        }
+    }
+}
+
+/// The registration checks in upstream order; yields the parameter schema, the output schema and whether
+/// arguments are validated.
+fn compile(def: &mut ToolDefinition) -> Result<(Value, Value, bool), RegisterError> {
     let name = def.name.clone();
     let Some(output) = def.output.as_mut() else {
         return Err(RegisterError::new(
@@ -76,7 +116,8 @@ fn prepare(mut def: ToolDefinition) -> Result<RegisteredTool, RegisterError> {
         ));
     };
     js_property_order(&mut output.schema);
-    let (parameters, output_schema, validates_args) = match &mut def.parameters {
+    // Compiled DSL schemas, built before the register-stage checks below (as `defineTool` runs first).
+    let compiled = match &mut def.parameters {
         Parameters::Dsl(spec) => {
             // The `defineTool` stage.
             if !timeout_ok(def.timeout_ms) {
@@ -88,33 +129,59 @@ fn prepare(mut def: ToolDefinition) -> Result<RegisteredTool, RegisterError> {
             }
             js_property_order(spec);
             let parameters = parameter_spec_to_json_schema(spec).map_err(RegisterError::schema)?;
-            let output_schema = value_spec_to_json_schema(&output.schema).map_err(RegisterError::schema)?;
-            (parameters, output_schema, true)
+            match value_spec_to_json_schema(&output.schema) {
+                Ok(output_schema) => Some((parameters, output_schema)),
+                Err(error) => {
+                    dismantle(parameters);
+                    return Err(RegisterError::schema(error));
+                }
+            }
         }
         Parameters::Raw(schema) => {
             js_property_order(schema);
             assert_supported_json_schema(&output.schema).map_err(RegisterError::schema)?;
-            (crate::value::deep_clone(schema), crate::value::deep_clone(&output.schema), false)
+            None
         }
     };
+    let rejected = |compiled: Option<(Value, Value)>, error: RegisterError| {
+        if let Some((parameters, output_schema)) = compiled {
+            dismantle(parameters);
+            dismantle(output_schema);
+        }
+        Err(error)
+    };
     if !timeout_ok(def.timeout_ms) {
-        return Err(RegisterError::new(
-            RegisterErrorKind::InvalidTimeout,
-            "TypeError",
-            format!("tool \"{name}\" timeoutMs must be a positive finite number"),
-        ));
+        return rejected(
+            compiled,
+            RegisterError::new(
+                RegisterErrorKind::InvalidTimeout,
+                "TypeError",
+                format!("tool \"{name}\" timeoutMs must be a positive finite number"),
+            ),
+        );
     }
     if name == RUN_CODE_NAME {
-        return Err(RegisterError::new(
-            RegisterErrorKind::ReservedName,
-            "Error",
-            format!(
-                "tool name \"{RUN_CODE_NAME}\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed"
+        return rejected(
+            compiled,
+            RegisterError::new(
+                RegisterErrorKind::ReservedName,
+                "Error",
+                format!(
+                    "tool name \"{RUN_CODE_NAME}\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed"
+                ),
             ),
-        ));
+        );
     }
-    let schema = ToolSchema { name, description: def.description.clone(), parameters: Arc::new(parameters) };
-    Ok(RegisteredTool { def, schema, output_schema, validates_args })
+    Ok(match compiled {
+        Some((parameters, output_schema)) => (parameters, output_schema, true),
+        None => {
+            let parameters = match &def.parameters {
+                Parameters::Raw(schema) | Parameters::Dsl(schema) => crate::value::deep_clone(schema),
+            };
+            let output_schema = def.output.as_ref().map(|o| crate::value::deep_clone(&o.schema)).unwrap_or_default();
+            (parameters, output_schema, false)
+        }
+    })
 }
 
 impl Registry {

@@ -43,9 +43,7 @@ pub fn parameter_spec_to_json_schema(spec: &Value) -> Result<Value, JsonSchemaEr
     let root = tree.object();
     tree.set_leaf(root, "type", Value::String("object".into()));
     run(&mut tree, &mut paths, Task::PropertyMap { input: spec, path: ROOT, object: root })?;
-    let schema = tree.finish();
-    assert_supported_json_schema(&schema)?;
-    Ok(schema)
+    checked(tree.finish())
 }
 
 /// Compile a value spec (any JSON root) to a raw schema.
@@ -53,9 +51,18 @@ pub fn value_spec_to_json_schema(spec: &Value) -> Result<Value, JsonSchemaError>
     let mut paths = Paths::new("schema");
     let mut tree = TreeBuilder::new();
     run(&mut tree, &mut paths, Task::Value { input: spec, path: ROOT, allow_required: false, dest: Dest::Root })?;
-    let schema = tree.finish();
-    assert_supported_json_schema(&schema)?;
-    Ok(schema)
+    checked(tree.finish())
+}
+
+/// Assert the compiled schema, dropping a rejected (possibly deep) one without recursion.
+fn checked(schema: Value) -> Result<Value, JsonSchemaError> {
+    match assert_supported_json_schema(&schema) {
+        Ok(()) => Ok(schema),
+        Err(error) => {
+            crate::value::dismantle(schema);
+            Err(error)
+        }
+    }
 }
 
 fn check_keys(
