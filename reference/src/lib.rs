@@ -34,7 +34,7 @@ pub use hooks::{
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };
-pub use registry::{RUN_CODE_NAME, Registration};
+pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter};
 pub use result::{ToolError, ToolExecutionResult};
 pub use runtime::{ToolMode, ToolRuntime, ToolsConfig};
 pub use schema::check::assert_supported_json_schema;

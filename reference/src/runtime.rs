@@ -11,7 +11,7 @@ use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ToolExecutionInput};
 use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
-use crate::registry::{Registration, Registry};
+use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
 use crate::scope::ScopeKey;
@@ -102,6 +102,12 @@ impl ToolRuntime {
     /// Add a `tools/pre-execute` listener (global, or observing one agent scope and its nested scopes).
     pub fn on_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
         self.inner.pre_execute.add(scope, listener)
+    }
+
+    /// Mask inherited tools for one agent scope (its own registrations stay visible); masks intersect.
+    /// Dropping the guard lifts the mask.
+    pub fn restrict(&self, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
+        self.inner.registry.restrict(scope, filter)
     }
 
     /// Add a monotonic guard (global, or applying to one agent scope).

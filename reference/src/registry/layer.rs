@@ -1,4 +1,5 @@
-//! One scope's contribution ([`Layer`]): its tools in registration order and its guards.
+//! One scope's contribution ([`Layer`]): its tools in registration order, its guards and its restriction
+//! masks.
 //!
 //! Spec: REG-002, REG-003, REG-018.
 
@@ -7,6 +8,7 @@ use std::sync::Arc;
 
 use super::RegisteredTool;
 use crate::hooks::GuardFn;
+use crate::registry::ToolFilter;
 
 /// A registered tool and the sequence number that orders it.
 pub(crate) struct ToolEntry {
@@ -21,16 +23,23 @@ pub(crate) struct Layer {
     /// Registration order: id -> name (ids grow monotonically).
     pub(crate) order: BTreeMap<u64, Arc<str>>,
     pub(crate) guards: Vec<(u64, GuardFn)>,
+    /// Restriction masks over inherited tools; they intersect.
+    pub(crate) restrictions: Vec<(u64, Arc<ToolFilter>)>,
 }
 
 impl Layer {
     pub(crate) fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.guards.is_empty()
+        self.tools.is_empty() && self.guards.is_empty() && self.restrictions.is_empty()
     }
 
     /// Tools in registration order.
     pub(crate) fn ordered(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<RegisteredTool>)> {
         self.order.values().filter_map(|name| self.tools.get(name).map(|e| (name, &e.tool)))
+    }
+
+    /// Whether every restriction of this layer admits an inherited tool name.
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        self.restrictions.iter().all(|(_, filter)| filter.admits(name))
     }
 
     pub(crate) fn remove_tool(&mut self, name: &str, id: u64) {

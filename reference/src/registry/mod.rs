@@ -1,7 +1,8 @@
 //! The layered tool registry: a global layer plus one layer per agent scope. Registration validation
 //! (output declaration, schema subset, `timeoutMs`, the reserved `run_code` name, duplicates) with
 //! upstream's exact messages and check order; resolution (`get`) and the visible view (`schemas`) with
-//! shadowing; `tools/change` notifications for effective registrations and disposals.
+//! shadowing and agent restriction masks (upstream's exact `restrict` errors); `tools/change` notifications
+//! for effective registrations, restrictions and disposals.
 //!
 //! # Order
 //! `schemas(scope)` lists the inherited surface first — global tools in registration order, then each
@@ -200,12 +201,12 @@ impl Registry {
         });
     }
 
-    /// Dispose everything a scope registered in its own layer (tools and guards), as disposing the agent's
-    /// fiber does upstream: one change notification per removed tool.
+    /// Dispose everything a scope registered in its own layer (tools, guards, restrictions), as disposing
+    /// the agent's fiber does upstream: one change notification per removed tool or restriction.
     pub(crate) fn dispose_scope(&self, scope: &ScopeKey) {
         let removed = self.write().scoped.remove(scope);
         if let Some(layer) = removed {
-            let count = layer.tools.len();
+            let count = layer.tools.len() + layer.restrictions.len();
             drop(layer);
             for _ in 0..count {
                 self.notify_change();
@@ -318,48 +319,178 @@ impl Registry {
         out
     }
 
-    /// The definition `scope` resolves `name` to: its own layer, then ancestors nearest first, then global.
+    /// The definition `scope` resolves `name` to: its own layer; else the nearest ancestor layer, then the
+    /// global layer, provided every restriction on the scope chain admits the name.
     pub(crate) fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
         let layers = self.read();
-        if let Some(scope) = scope {
-            for key in scope.chain() {
-                if let Some(entry) = layers.scoped.get(key).and_then(|l| l.tools.get(name)) {
-                    return Some(Arc::clone(&entry.tool));
-                }
-            }
+        let Some(scope) = scope else {
+            return layers.global.tools.get(name).map(|e| Arc::clone(&e.tool));
+        };
+        if let Some(entry) = layers.scoped.get(scope).and_then(|l| l.tools.get(name)) {
+            return Some(Arc::clone(&entry.tool));
         }
-        layers.global.tools.get(name).map(|e| Arc::clone(&e.tool))
+        let inherited = scope
+            .chain()
+            .skip(1)
+            .find_map(|key| layers.scoped.get(key).and_then(|l| l.tools.get(name)))
+            .or_else(|| layers.global.tools.get(name))?;
+        let admitted = scope.chain().all(|key| layers.scoped.get(key).is_none_or(|l| l.admits(name)));
+        admitted.then(|| Arc::clone(&inherited.tool))
     }
 
-    /// Everything `scope` can see, in presentation order.
+    /// Everything `scope` can see, in presentation order: the admitted inherited surface (global, then
+    /// ancestors farthest first, a nearer tool replacing a farther one in place), then the scope's own tools
+    /// (replacing in place, or appended).
     pub(crate) fn visible(&self, scope: Option<&ScopeKey>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.read();
-        let mut out: Vec<Arc<RegisteredTool>> = Vec::new();
+        let mut out: Vec<(Arc<str>, Arc<RegisteredTool>)> = Vec::new();
         let mut position: HashMap<Arc<str>, usize> = HashMap::new();
-        // A nearer same-named tool replaces the farther one in its first position (JavaScript `Map.set`).
-        let mut place = |name: &Arc<str>, tool: &Arc<RegisteredTool>| match position.get(name) {
-            Some(&i) => out[i] = Arc::clone(tool),
-            None => {
-                position.insert(Arc::clone(name), out.len());
-                out.push(Arc::clone(tool));
+        let mut place = |out: &mut Vec<(Arc<str>, Arc<RegisteredTool>)>, name: &Arc<str>, tool: &Arc<RegisteredTool>| {
+            match position.get(name) {
+                Some(&i) => out[i].1 = Arc::clone(tool),
+                None => {
+                    position.insert(Arc::clone(name), out.len());
+                    out.push((Arc::clone(name), Arc::clone(tool)));
+                }
             }
         };
         for (name, tool) in layers.global.ordered() {
-            place(name, tool);
+            place(&mut out, name, tool);
         }
-        if let Some(scope) = scope {
-            let chain: Vec<&ScopeKey> = scope.chain().collect();
-            for key in chain.into_iter().rev() {
-                if let Some(layer) = layers.scoped.get(key) {
-                    for (name, tool) in layer.ordered() {
-                        place(name, tool);
+        let Some(scope) = scope else { return out.into_iter().map(|(_, t)| t).collect() };
+        let chain: Vec<&ScopeKey> = scope.chain().collect();
+        for key in chain.iter().skip(1).rev() {
+            if let Some(layer) = layers.scoped.get(*key) {
+                for (name, tool) in layer.ordered() {
+                    place(&mut out, name, tool);
+                }
+            }
+        }
+        let masks: Vec<&Layer> = chain.iter().filter_map(|key| layers.scoped.get(*key)).collect();
+        out.retain(|(name, _)| masks.iter().all(|layer| layer.admits(name)));
+        let mut position: HashMap<Arc<str>, usize> =
+            out.iter().enumerate().map(|(i, (name, _))| (Arc::clone(name), i)).collect();
+        if let Some(own) = layers.scoped.get(scope) {
+            for (name, tool) in own.ordered() {
+                match position.get(name) {
+                    Some(&i) => out[i].1 = Arc::clone(tool),
+                    None => {
+                        position.insert(Arc::clone(name), out.len());
+                        out.push((Arc::clone(name), Arc::clone(tool)));
                     }
                 }
             }
         }
-        out
+        out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Names a scope inherits before restrictions (global and ancestor layers, not its own).
+    fn restrictable_names(&self, scope: &ScopeKey) -> Vec<Arc<str>> {
+        let layers = self.read();
+        let mut names: Vec<Arc<str>> = layers.global.tools.keys().cloned().collect();
+        for key in scope.chain().skip(1) {
+            if let Some(layer) = layers.scoped.get(key) {
+                names.extend(layer.tools.keys().cloned());
+            }
+        }
+        names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        names.dedup();
+        names
+    }
+
+    /// Add a restriction mask to a scope's layer.
+    pub(crate) fn restrict(self: &Arc<Self>, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
+        if filter.allow.is_none() && filter.deny.is_none() {
+            return Err(RestrictError::new(
+                "tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)",
+            ));
+        }
+        let named: Vec<&String> = filter.allow.iter().flatten().chain(filter.deny.iter().flatten()).collect();
+        if named.iter().any(|n| n.as_str() == RUN_CODE_NAME) {
+            return Err(RestrictError::new(format!(
+                "tools.restrict() cannot name reserved Code Mode presentation transport \"{RUN_CODE_NAME}\"; restrict end-capability tools instead"
+            )));
+        }
+        let known = self.restrictable_names(scope);
+        let unknown: Vec<&&String> = named.iter().filter(|n| !known.iter().any(|k| &**k == n.as_str())).collect();
+        if !unknown.is_empty() {
+            let listed: Vec<String> = unknown.iter().map(|n| format!("\"{n}\"")).collect();
+            let known_list = if known.is_empty() {
+                "(none)".to_owned()
+            } else {
+                known.iter().map(|k| &**k).collect::<Vec<&str>>().join(", ")
+            };
+            return Err(RestrictError::new(format!(
+                "tools.restrict() names unknown global tool{} {}; known global tools: {known_list}",
+                if unknown.len() > 1 { "s" } else { "" },
+                listed.join(", ")
+            )));
+        }
+        let id = next_id();
+        {
+            let mut layers = self.write();
+            layers.scoped.entry(scope.clone()).or_default().restrictions.push((id, Arc::new(filter)));
+        }
+        self.notify_change();
+        let weak = Arc::downgrade(self);
+        let scope = scope.clone();
+        Ok(HookGuard::new(move || {
+            let Some(registry) = weak.upgrade() else { return };
+            let removed = {
+                let mut layers = registry.write();
+                let Some(layer) = layers.scoped.get_mut(&scope) else { return };
+                let before = layer.restrictions.len();
+                layer.restrictions.retain(|(r, _)| *r != id);
+                let removed = layer.restrictions.len() != before;
+                if layer.is_empty() {
+                    layers.scoped.remove(&scope);
+                }
+                removed
+            };
+            if removed {
+                registry.notify_change();
+            }
+        }))
     }
 }
+
+/// An agent-scoped mask over inherited (global and ancestor) tools. `allow` keeps only the named tools
+/// (and excludes later names); `deny` removes the named ones (and admits later names).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// Keep only these inherited tools.
+    pub allow: Option<Vec<String>>,
+    /// Remove these inherited tools.
+    pub deny: Option<Vec<String>>,
+}
+
+impl ToolFilter {
+    fn admits(&self, name: &str) -> bool {
+        self.allow.as_ref().is_none_or(|a| a.iter().any(|n| n == name))
+            && self.deny.as_ref().is_none_or(|d| d.iter().all(|n| n != name))
+    }
+}
+
+/// A rejected restriction, with upstream's exact message (an `Error`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestrictError {
+    /// Upstream's message.
+    pub message: String,
+}
+
+impl RestrictError {
+    fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into() }
+    }
+}
+
+impl std::fmt::Display for RestrictError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RestrictError {}
 
 #[cfg(test)]
 mod tests {
