@@ -167,8 +167,9 @@ impl AdapterSubject {
                     return Err(self.protocol(msg));
                 }
             };
-            if let Err(problem) = wire::validate_incoming(&value) {
+            if let Err(problem) = wire::validate_incoming(&value, method) {
                 let msg = format!("adapter message is not valid ({problem}): {}", wire::display(&raw));
+                dsh_conformance::json::dismantle(value);
                 return Err(self.protocol(msg));
             }
             match wire::classify(value, id) {

@@ -97,8 +97,8 @@ fn events_rpc_errors_and_wrong_ids() {
     }
     subject.restart().unwrap();
     subject.initialize().unwrap();
-    let reply = subject.request("echo", json!([1]), Duration::from_secs(5)).unwrap();
-    assert_eq!(reply.result.unwrap(), json!([1]));
+    let reply = subject.request("echo", json!({"b": [1]}), Duration::from_secs(5)).unwrap();
+    assert_eq!(reply.result.unwrap(), json!({"b": [1]}));
     let transcript = subject.take_transcript();
     assert!(transcript.iter().any(|l| l.starts_with("→ ")) && transcript.iter().any(|l| l.starts_with("← ")));
 }

@@ -30,6 +30,8 @@ fn adapter_failures_stay_in_their_trial() {
             ("5.yaml", scenario("ok-e")),
             ("6.yaml", scenario("hang-f")),
             ("7.yaml", scenario("ok-g")),
+            ("8.yaml", scenario("invalid-h")),
+            ("9.yaml", scenario("ok-i")),
         ],
     );
     let adapter = fake_adapter(&dir);
@@ -41,7 +43,7 @@ fn adapter_failures_stay_in_their_trial() {
     let log = text(&out);
     assert_eq!(out.status.code(), Some(101), "{log}");
     let report = read_report(&report_path);
-    for ok in ["ok-a", "ok-c", "ok-e", "ok-g"] {
+    for ok in ["ok-a", "ok-c", "ok-e", "ok-g", "ok-i"] {
         assert_eq!(report.outcome(ok), "PASS", "{ok}: {}\n{log}", report.message(ok));
     }
     assert_eq!(report.outcome("garbage-b"), "ERROR");
@@ -56,9 +58,13 @@ fn adapter_failures_stay_in_their_trial() {
     assert!(report.message("hang-f").contains("session/open"), "{}", report.message("hang-f"));
     assert!(!report.trials["hang-f"]["transcript"].as_array().unwrap().is_empty());
 
+    assert_eq!(report.outcome("invalid-h"), "ERROR");
+    assert_eq!(report.trials["invalid-h"]["detail"], "adapter");
+    assert!(report.message("invalid-h").contains("schema") && report.message("invalid-h").contains("not a number"), "{}", report.message("invalid-h"));
+
     let footer = report.footer.expect("footer");
-    assert_eq!(footer["planned"], 7);
-    assert_eq!(footer["executed"], 7);
+    assert_eq!(footer["planned"], 9);
+    assert_eq!(footer["executed"], 9);
     assert!(log.contains("conformance of fake 0.0.1"), "{log}");
 }
 

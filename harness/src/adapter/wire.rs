@@ -1,14 +1,15 @@
 //! Framing of the adapter protocol on the harness side: request lines, depth-unlimited parsing, telling
 //! responses from event notifications, and display truncation for transcripts.
 
+use dsh_conformance::messages::{MessageValidator, PROTOCOL_SCHEMAS};
 use dsh_conformance::subject::{RpcError, SubjectInfo};
-use serde::Deserialize;
+use dsh_conformance::{json, protocol};
 use serde_json::Value;
 
 /// Longest line shown in a transcript or message; the rest is elided with its length.
 const DISPLAY_MAX: usize = 600;
 /// The protocol version the harness speaks.
-pub const PROTOCOL_VERSION: &str = "1.0";
+pub use dsh_conformance::protocol::PROTOCOL_VERSION;
 
 /// What one message from the adapter turned out to be.
 pub enum Message {
@@ -29,26 +30,35 @@ pub fn request_line(id: u64, method: &str, params: &Value) -> String {
 
 /// `initialize` params.
 pub fn initialize_params() -> Value {
-    serde_json::json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "suite": { "name": "dsh-conformance", "version": env!("CARGO_PKG_VERSION") },
-    })
+    protocol::initialize_params()
 }
 
-/// Parses one line as JSON with no depth limit.
+/// Parses one line as JSON with no depth limit (`dsh_conformance::json::parse_line`).
 pub fn parse(line: &str) -> Result<Value, String> {
-    let mut de = serde_json::Deserializer::from_str(line);
-    de.disable_recursion_limit();
-    let value = Value::deserialize(serde_stacker::Deserializer::new(&mut de)).map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(value)
+    json::parse_line(line)
 }
 
-/// Checks the JSON-RPC envelope of a received message.
-pub fn validate_incoming(value: &Value) -> Result<(), String> {
+/// Validates a received message against the protocol schemas: its envelope (`response`,
+/// `error-response` or `event`) and, for a successful response, the result schema of `method`.
+pub fn validate_incoming(value: &Value, method: &str) -> Result<(), String> {
+    let validator = MessageValidator::shared()?;
     let Some(object) = value.as_object() else { return Err("not a JSON object".into()) };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(r#"`jsonrpc` is not "2.0""#.into());
+    }
+    if object.contains_key("id") {
+        if object.contains_key("error") {
+            return validator.message("error-response", value);
+        }
+        validator.message("response", value)?;
+        let name = format!("{}.result", method.replace('/', "-"));
+        return match object.get("result") {
+            Some(result) if PROTOCOL_SCHEMAS.iter().any(|(n, _)| *n == name) => validator.result(method, result),
+            _ => Ok(()),
+        };
+    }
+    if object.get("method").and_then(Value::as_str) == Some("event") {
+        return validator.message("event", value);
     }
     Ok(())
 }
@@ -85,32 +95,9 @@ fn rpc_error(error: &Value) -> RpcError {
     }
 }
 
-/// Reads `SubjectInfo` out of an `initialize` result.
+/// Reads `SubjectInfo` out of an (already validated) `initialize` result.
 pub fn subject_info(result: &Value) -> Result<SubjectInfo, String> {
-    let text = |path: &[&str]| -> Result<String, String> {
-        let mut at = result;
-        for key in path {
-            at = at.get(key).ok_or_else(|| format!("initialize result lacks `{}`", path.join(".")))?;
-        }
-        at.as_str().map(str::to_owned).ok_or_else(|| format!("`{}` is not a string", path.join(".")))
-    };
-    let list = |key: &str| -> Vec<String> {
-        result
-            .get("capabilities")
-            .and_then(|c| c.get(key))
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_default()
-    };
-    Ok(SubjectInfo {
-        protocol_version: text(&["protocolVersion"])?,
-        name: text(&["implementation", "name"])?,
-        version: text(&["implementation", "version"])?,
-        language: text(&["implementation", "language"])?,
-        profiles: list("profiles"),
-        features: list("features"),
-        runtimes: list("runtimes"),
-    })
+    protocol::subject_info(result).ok_or_else(|| "malformed initialize result".to_owned())
 }
 
 /// A line shortened for display, at a character boundary, saying how much was left out.

@@ -104,8 +104,3 @@ fn parse_matrix(args: &[String]) -> Result<Command, String> {
     }
     Ok(Command::Matrix { reports, update })
 }
-
-/// The major part of a `MAJOR.MINOR` protocol version.
-pub fn major(version: &str) -> &str {
-    version.split('.').next().unwrap_or(version)
-}

@@ -28,7 +28,8 @@ use std::time::Instant;
 use dsh_conformance::subject::SubjectError;
 use libtest_mimic::Trial;
 
-use self::cli::{RunOptions, major};
+use self::cli::RunOptions;
+use dsh_conformance::protocol::major;
 use self::expectations::Expectations;
 use self::outcome::{Outcome, Verdict};
 use self::pool::{Factory, Pool};

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 
-use super::cli::major;
+use dsh_conformance::protocol::major;
 
 /// Creates a fresh, not yet initialized subject.
 pub type Factory = Box<dyn Fn() -> Result<Box<dyn Subject>, SubjectError> + Send + Sync>;

@@ -36,6 +36,7 @@ pub fn scenario(id: &str) -> String {
 
 /// A fake adapter in Python. Its behaviour at `session/open` depends on the session (scenario) id:
 /// `garbage-*` prints a non-JSON line, `crash-*` writes to stderr and exits 3, `hang-*` never answers,
+/// `invalid-*` answers with a result that breaks the protocol schema,
 /// anything else is answered correctly. `FAKE_PROTOCOL` overrides the protocol version it declares.
 pub const FAKE_ADAPTER: &str = r#"
 import json, os, sys
@@ -59,6 +60,8 @@ for line in sys.stdin:
             sys.exit(3)
         elif session.startswith("hang"):
             continue
+        elif session.startswith("invalid"):
+            answer(req, {"eventsThrough": "not a number"})
         else:
             answer(req, {"eventsThrough": 0})
     elif method == "session/close":
