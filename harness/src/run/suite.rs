@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dsh_conformance::Scenario;
+use dsh_conformance::{Scenario, protocol};
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 use serde_json::{Value, json};
 
@@ -75,11 +75,9 @@ pub fn not_applicable(scenario: &Scenario, info: &SubjectInfo) -> Option<String>
 /// Runs one scenario against a subject.
 pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Duration) -> Verdict {
     // Interim until the conformance crate's checker lands: open and close the session only.
-    let setup = serde_json::to_value(&scenario.setup).unwrap_or(Value::Null);
-    let steps = [
-        ("session/open", json!({ "session": scenario.id, "setup": setup })),
-        ("session/close", json!({ "session": scenario.id })),
-    ];
+    let open = protocol::open_request(scenario);
+    let close = protocol::close_request(&scenario.id);
+    let steps = [(open.method, open.params), (close.method, close.params)];
     let mut leaks = Value::Null;
     for (index, (method, params)) in steps.into_iter().enumerate() {
         match subject.request(method, params, step_timeout) {
