@@ -166,10 +166,16 @@ impl<'a> ExecuteNext<'a> {
 pub(crate) async fn run(inner: &Inner, call: &Call) -> Stage {
     let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
     let chain = inner.execute_wrappers.snapshot();
-    let next = ExecuteNext { chain: &chain, dexec: &dexec, inner, call };
-    let outcome = match Contained(next.run()).await {
-        Ok(outcome) => outcome,
-        Err(panic) => Err(ToolFailure::message(panic)),
+    let outcome = if chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
+        let next = ExecuteNext { chain: &chain, dexec: &dexec, inner, call };
+        match Contained(next.run()).await {
+            Ok(outcome) => outcome,
+            Err(panic) => Err(ToolFailure::message(panic)),
+        }
+    } else {
+        // No wrapper: the body stage directly, without boxing the chain.
+        let (result, canonical) = body_stage(inner, call, &dexec).await;
+        Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
     };
     let dispatched = match outcome.and_then(|d| normalize(inner, call, d)) {
         Ok(result) => result,

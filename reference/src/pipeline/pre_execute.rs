@@ -16,6 +16,9 @@ use super::Contained;
 /// Run the chain; a panicking listener counts as a thrown failure.
 pub(crate) async fn run(inner: &Inner, exec: &ToolExecution) -> Result<PreToolDecision, ToolFailure> {
     let chain = inner.pre_execute.snapshot();
+    if !chain.iter().any(|e| e.applies_to(exec.agent.as_ref())) {
+        return Ok(PreToolDecision::Allow);
+    }
     let next = Next { chain: &chain, exec };
     match Contained(Box::pin(next.run())).await {
         Ok(outcome) => outcome,

@@ -22,15 +22,23 @@ enum Pending<'a> {
     Branches { branches: std::slice::Iter<'a, Value>, value: &'a Value },
 }
 
+/// One open container. Violations go straight to the shared output; a `oneOf` frame marks where the current
+/// branch's output starts, counts a match when the branch added nothing, and truncates it away.
 struct Frame<'a> {
     pending: Pending<'a>,
-    violations: Vec<String>,
+    /// `additionalProperties: false` violations, reported after the children.
     tail: Vec<String>,
-    matches: usize,
     path: PathId,
+    branch_active: bool,
+    mark: usize,
+    matches: usize,
 }
 
 impl<'a> Frame<'a> {
+    fn new(pending: Pending<'a>, tail: Vec<String>, path: PathId) -> Self {
+        Self { pending, tail, path, branch_active: false, mark: 0, matches: 0 }
+    }
+
     fn is_one_of(&self) -> bool {
         matches!(self.pending, Pending::Branches { .. })
     }
@@ -55,68 +63,52 @@ impl<'a> Frame<'a> {
     }
 }
 
-enum Started<'a> {
-    Done(Vec<String>),
-    Frame(Frame<'a>),
-}
-
 /// Validate `value` against `schema`; `root` labels the root in diagnostics (`value` for outputs, the
 /// empty string for arguments, whose root then reads `arguments`).
 pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> Vec<String> {
     let mut paths = Paths::new(root);
+    let mut out = Vec::new();
     let mut frames: Vec<Frame<'_>> = Vec::new();
-    let mut pending = Some(start(schema, value, ROOT, &mut paths));
-    loop {
-        if let Some(started) = pending.take() {
-            match started {
-                Started::Frame(frame) => frames.push(frame),
-                Started::Done(result) => match frames.last_mut() {
-                    None => return result,
-                    Some(parent) => receive(parent, result),
-                },
+    if let Some(frame) = start(schema, value, ROOT, &mut paths, &mut out) {
+        frames.push(frame);
+    }
+    while let Some(top) = frames.last_mut() {
+        if top.branch_active {
+            top.branch_active = false;
+            if out.len() == top.mark {
+                top.matches += 1;
             }
+            out.truncate(top.mark);
         }
-        let Some(top) = frames.last_mut() else { return Vec::new() };
         if let Some((node, value, path)) = top.next_child(&mut paths) {
-            pending = Some(start(node, value, path, &mut paths));
+            if top.is_one_of() {
+                top.branch_active = true;
+                top.mark = out.len();
+            }
+            if let Some(frame) = start(node, value, path, &mut paths, &mut out) {
+                frames.push(frame);
+            }
             continue;
         }
-        let Some(done) = frames.pop() else { return Vec::new() };
-        let result = if done.is_one_of() {
-            if done.matches == 1 {
-                Vec::new()
-            } else {
-                vec![format!(
+        let Some(done) = frames.pop() else { break };
+        if done.is_one_of() {
+            if done.matches != 1 {
+                out.push(format!(
                     "\"{}\" must match exactly one oneOf branch (matched {})",
                     paths.diagnostic(done.path),
                     done.matches
-                )]
+                ));
             }
         } else {
-            let mut violations = done.violations;
-            violations.extend(done.tail);
-            violations
-        };
-        pending = Some(Started::Done(result));
-    }
-}
-
-fn receive(parent: &mut Frame<'_>, result: Vec<String>) {
-    if parent.is_one_of() {
-        if result.is_empty() {
-            parent.matches += 1;
+            out.extend(done.tail);
         }
-    } else {
-        parent.violations.extend(result);
     }
+    out
 }
 
-fn one(paths: &Paths<'_>, path: PathId, what: &str) -> Started<'static> {
-    Started::Done(vec![format!("\"{}\" {what}", paths.diagnostic(path))])
-}
-
-fn frame(pending: Pending<'_>, violations: Vec<String>, tail: Vec<String>, path: PathId) -> Started<'_> {
-    Started::Frame(Frame { pending, violations, tail, matches: 0, path })
+fn one<'a>(paths: &Paths<'_>, path: PathId, what: &str, out: &mut Vec<String>) -> Option<Frame<'a>> {
+    out.push(format!("\"{}\" {what}", paths.diagnostic(path)));
+    None
 }
 
 /// The constraint keywords of one schema node, found in a single pass (schema nodes have few keys, so a
@@ -162,34 +154,39 @@ fn lookup<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
-fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<'a>) -> Started<'a> {
-    let Value::Object(node) = node else { return Started::Done(Vec::new()) };
+fn start<'a>(
+    node: &'a Value,
+    value: &'a Value,
+    path: PathId,
+    paths: &mut Paths<'a>,
+    out: &mut Vec<String>,
+) -> Option<Frame<'a>> {
+    let Value::Object(node) = node else { return None };
     let kw = Keywords::scan(node);
     if let Some(one_of) = kw.one_of {
         let branches: &[Value] = match one_of {
             Value::Array(b) => b,
             _ => &[],
         };
-        return frame(Pending::Branches { branches: branches.iter(), value }, Vec::new(), Vec::new(), path);
+        return Some(Frame::new(Pending::Branches { branches: branches.iter(), value }, Vec::new(), path));
     }
     let ty = match kw.ty {
-        None => return Started::Done(Vec::new()),
+        None => return None,
         Some(Value::String(t)) => t.as_str(),
-        Some(_) => return one(paths, path, "must be a lossless JSON value"),
+        Some(_) => return one(paths, path, "must be a lossless JSON value", out),
     };
     match ty {
         "object" => {
-            let Value::Object(object) = value else { return one(paths, path, "must be an object") };
+            let Value::Object(object) = value else { return one(paths, path, "must be an object", out) };
             let properties = match kw.properties {
                 Some(Value::Object(p)) => Some(p),
                 _ => None,
             };
-            let mut violations = Vec::new();
             if let Some(Value::Array(required)) = kw.required {
                 for key in required.iter().filter_map(Value::as_str) {
                     if lookup(object, key).is_none() {
                         let p = paths.push(path, Seg::Key(key));
-                        violations.push(format!("missing required property \"{}\"", paths.render(p)));
+                        out.push(format!("missing required property \"{}\"", paths.render(p)));
                     }
                 }
             }
@@ -207,65 +204,56 @@ fn start<'a>(node: &'a Value, value: &'a Value, path: PathId, paths: &mut Paths<
             }
             static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
             let declared = properties.unwrap_or_else(|| EMPTY.get_or_init(Map::new));
-            frame(Pending::Properties { schema: declared.iter(), object }, violations, tail, path)
+            Some(Frame::new(Pending::Properties { schema: declared.iter(), object }, tail, path))
         }
         "array" => {
-            let Value::Array(items) = value else { return one(paths, path, "must be an array") };
-            match kw.items {
-                None => Started::Done(Vec::new()),
-                Some(schema) => frame(Pending::Items { schema, items: items.iter().enumerate() }, Vec::new(), Vec::new(), path),
-            }
+            let Value::Array(items) = value else { return one(paths, path, "must be an array", out) };
+            kw.items.map(|schema| Frame::new(Pending::Items { schema, items: items.iter().enumerate() }, Vec::new(), path))
         }
         "string" => match value {
-            Value::String(_) => scalar(&kw, value, paths, path),
-            _ => one(paths, path, "must be a string"),
+            Value::String(_) => scalar(&kw, value, paths, path, out),
+            _ => one(paths, path, "must be a string", out),
         },
         "number" => match value {
-            Value::Number(n) if is_json_number(n) => scalar(&kw, value, paths, path),
-            Value::Number(_) => one(paths, path, "must be a finite JSON number"),
-            _ => one(paths, path, "must be a number"),
+            Value::Number(n) if is_json_number(n) => scalar(&kw, value, paths, path, out),
+            Value::Number(_) => one(paths, path, "must be a finite JSON number", out),
+            _ => one(paths, path, "must be a number", out),
         },
         "integer" => match value {
-            Value::Number(n) if is_json_integer(n) => scalar(&kw, value, paths, path),
-            _ => one(paths, path, "must be an integer"),
+            Value::Number(n) if is_json_integer(n) => scalar(&kw, value, paths, path, out),
+            _ => one(paths, path, "must be an integer", out),
         },
         "boolean" => match value {
-            Value::Bool(_) => scalar(&kw, value, paths, path),
-            _ => one(paths, path, "must be a boolean"),
+            Value::Bool(_) => scalar(&kw, value, paths, path, out),
+            _ => one(paths, path, "must be a boolean", out),
         },
         "null" => match value {
-            Value::Null => scalar(&kw, value, paths, path),
-            _ => one(paths, path, "must be null"),
+            Value::Null => scalar(&kw, value, paths, path, out),
+            _ => one(paths, path, "must be null", out),
         },
-        _ => one(paths, path, "must be a lossless JSON value"),
+        _ => one(paths, path, "must be a lossless JSON value", out),
     }
 }
 
 /// `enum` then `const` on a type-correct scalar.
-fn scalar(kw: &Keywords<'_>, value: &Value, paths: &Paths<'_>, path: PathId) -> Started<'static> {
+fn scalar<'a>(kw: &Keywords<'_>, value: &Value, paths: &Paths<'_>, path: PathId, out: &mut Vec<String>) -> Option<Frame<'a>> {
     if let Some(allowed) = kw.allowed {
         let listed = match allowed {
             Value::Array(entries) => entries.iter().any(|e| js_scalar_eq(e, value)),
             _ => false,
         };
         if !listed {
-            return Started::Done(vec![format!(
-                "\"{}\" must be one of {}",
-                paths.diagnostic(path),
-                js_stringify_shallow(allowed)
-            )]);
+            out.push(format!("\"{}\" must be one of {}", paths.diagnostic(path), js_stringify_shallow(allowed)));
+            return None;
         }
     }
     if let Some(expected) = kw.constant {
         if !js_scalar_eq(expected, value) {
-            return Started::Done(vec![format!(
-                "\"{}\" must be {}",
-                paths.diagnostic(path),
-                js_stringify_shallow(expected)
-            )]);
+            out.push(format!("\"{}\" must be {}", paths.diagnostic(path), js_stringify_shallow(expected)));
+            return None;
         }
     }
-    Started::Done(Vec::new())
+    None
 }
 
 #[cfg(test)]
