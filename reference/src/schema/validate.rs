@@ -3,7 +3,9 @@
 //! properties, then declared properties in schema order, then undeclared keys under
 //! `additionalProperties: false`; per array: items in order; `oneOf` counts exactly-one matches.
 //!
-//! Walks with explicit frames, never recursion, so 100,000-level values and schemas are fine.
+//! The schema is first compiled (one pass over its nodes) into a flat table of typed nodes, so walking a
+//! large value does no keyword string matching; both passes use explicit stacks, never recursion, so
+//! 100,000-level values and schemas are fine.
 //!
 //! Spec: ARG-009..ARG-014, OUT-003.
 
@@ -12,20 +14,130 @@ use serde_json::{Map, Value};
 use super::path::{PathId, Paths, ROOT, Seg};
 use crate::value::{is_json_integer, is_json_number, js_scalar_eq, js_stringify_shallow};
 
-/// The children still to visit under one container frame, produced lazily (no per-node child lists).
-enum Pending<'a> {
-    /// Declared properties of an object schema, matched against the value's keys.
-    Properties { schema: serde_json::map::Iter<'a>, object: &'a Map<String, Value> },
-    /// Array items under one item schema.
-    Items { schema: &'a Value, items: std::iter::Enumerate<std::slice::Iter<'a, Value>> },
+/// A compiled schema node.
+enum Node<'a> {
+    /// No constraint (annotation-only schema).
+    Any,
+    /// Exactly one branch must match.
+    OneOf(Vec<usize>),
+    /// `type: object`.
+    Object { properties: Vec<(&'a str, usize)>, required: Vec<&'a str>, closed: bool },
+    /// `type: array`.
+    Array { items: Option<usize> },
+    /// A scalar type with optional `enum` / `const`.
+    Scalar { ty: Scalar, allowed: Option<&'a Value>, constant: Option<&'a Value> },
+    /// A `type` outside the subset (never in an asserted schema).
+    Invalid,
+}
+
+#[derive(Clone, Copy)]
+enum Scalar {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Null,
+}
+
+/// Compile a schema tree into a node table; node 0 is the root.
+fn compile(schema: &Value) -> Vec<Node<'_>> {
+    let mut nodes: Vec<Node<'_>> = vec![Node::Any];
+    let mut stack: Vec<(&Value, usize)> = vec![(schema, 0)];
+    let child = |nodes: &mut Vec<Node<'_>>| {
+        nodes.push(Node::Any);
+        nodes.len() - 1
+    };
+    while let Some((schema, index)) = stack.pop() {
+        let Value::Object(map) = schema else { continue };
+        let (mut ty, mut one_of, mut properties, mut required, mut additional, mut items, mut allowed, mut constant) =
+            (None, None, None, None, None, None, None, None);
+        for (key, value) in map {
+            match key.as_str() {
+                "type" => ty = Some(value),
+                "oneOf" => one_of = Some(value),
+                "properties" => properties = Some(value),
+                "required" => required = Some(value),
+                "additionalProperties" => additional = Some(value),
+                "items" => items = Some(value),
+                "enum" => allowed = Some(value),
+                "const" => constant = Some(value),
+                _ => {}
+            }
+        }
+        let node = if let Some(one_of) = one_of {
+            let branches: &[Value] = match one_of {
+                Value::Array(b) => b,
+                _ => &[],
+            };
+            let ids = branches
+                .iter()
+                .map(|branch| {
+                    let id = child(&mut nodes);
+                    stack.push((branch, id));
+                    id
+                })
+                .collect();
+            Node::OneOf(ids)
+        } else {
+            match ty {
+                None => Node::Any,
+                Some(Value::String(t)) => match t.as_str() {
+                    "object" => {
+                        let properties = match properties {
+                            Some(Value::Object(p)) => p
+                                .iter()
+                                .map(|(key, schema)| {
+                                    let id = child(&mut nodes);
+                                    stack.push((schema, id));
+                                    (key.as_str(), id)
+                                })
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        let required = match required {
+                            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+                            _ => Vec::new(),
+                        };
+                        Node::Object { properties, required, closed: additional == Some(&Value::Bool(false)) }
+                    }
+                    "array" => Node::Array {
+                        items: items.map(|schema| {
+                            let id = child(&mut nodes);
+                            stack.push((schema, id));
+                            id
+                        }),
+                    },
+                    "string" => Node::Scalar { ty: Scalar::String, allowed, constant },
+                    "number" => Node::Scalar { ty: Scalar::Number, allowed, constant },
+                    "integer" => Node::Scalar { ty: Scalar::Integer, allowed, constant },
+                    "boolean" => Node::Scalar { ty: Scalar::Boolean, allowed, constant },
+                    "null" => Node::Scalar { ty: Scalar::Null, allowed, constant },
+                    _ => Node::Invalid,
+                },
+                Some(_) => Node::Invalid,
+            }
+        };
+        if let Some(slot) = nodes.get_mut(index) {
+            *slot = node;
+        }
+    }
+    nodes
+}
+
+/// The children still to visit under one container frame, produced lazily.
+enum Pending<'a, 's> {
+    /// Declared properties of an object node, matched against the value's keys.
+    Properties { declared: std::slice::Iter<'s, (&'a str, usize)>, object: &'a Map<String, Value> },
+    /// Array items under one item node.
+    Items { node: usize, items: std::iter::Enumerate<std::slice::Iter<'a, Value>> },
     /// `oneOf` branches over the same value.
-    Branches { branches: std::slice::Iter<'a, Value>, value: &'a Value },
+    Branches { branches: std::slice::Iter<'s, usize>, value: &'a Value },
 }
 
 /// One open container. Violations go straight to the shared output; a `oneOf` frame marks where the current
 /// branch's output starts, counts a match when the branch added nothing, and truncates it away.
-struct Frame<'a> {
-    pending: Pending<'a>,
+struct Frame<'a, 's> {
+    pending: Pending<'a, 's>,
     /// `additionalProperties: false` violations, reported after the children.
     tail: Vec<String>,
     path: PathId,
@@ -34,8 +146,8 @@ struct Frame<'a> {
     matches: usize,
 }
 
-impl<'a> Frame<'a> {
-    fn new(pending: Pending<'a>, tail: Vec<String>, path: PathId) -> Self {
+impl<'a, 's> Frame<'a, 's> {
+    fn new(pending: Pending<'a, 's>, tail: Vec<String>, path: PathId) -> Self {
         Self { pending, tail, path, branch_active: false, mark: 0, matches: 0 }
     }
 
@@ -43,22 +155,22 @@ impl<'a> Frame<'a> {
         matches!(self.pending, Pending::Branches { .. })
     }
 
-    /// The next (schema, value, path) to visit.
-    fn next_child(&mut self, paths: &mut Paths<'a>) -> Option<(&'a Value, &'a Value, PathId)> {
+    /// The next (node, value, path) to visit.
+    fn next_child(&mut self, paths: &mut Paths<'a>) -> Option<(usize, &'a Value, PathId)> {
         match &mut self.pending {
-            Pending::Properties { schema, object } => {
-                for (key, child) in schema.by_ref() {
+            Pending::Properties { declared, object } => {
+                for (key, node) in declared.by_ref() {
                     if let Some(v) = lookup(object, key) {
-                        return Some((child, v, paths.push(self.path, Seg::Key(key))));
+                        return Some((*node, v, paths.push(self.path, Seg::Key(key))));
                     }
                 }
                 None
             }
-            Pending::Items { schema, items } => {
+            Pending::Items { node, items } => {
                 let (i, v) = items.next()?;
-                Some((schema, v, paths.push(self.path, Seg::Index(i))))
+                Some((*node, v, paths.push(self.path, Seg::Index(i))))
             }
-            Pending::Branches { branches, value } => branches.next().map(|b| (b, *value, self.path)),
+            Pending::Branches { branches, value } => branches.next().map(|b| (*b, *value, self.path)),
         }
     }
 }
@@ -66,10 +178,11 @@ impl<'a> Frame<'a> {
 /// Validate `value` against `schema`; `root` labels the root in diagnostics (`value` for outputs, the
 /// empty string for arguments, whose root then reads `arguments`).
 pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> Vec<String> {
+    let nodes = compile(schema);
     let mut paths = Paths::new(root);
     let mut out = Vec::new();
-    let mut frames: Vec<Frame<'_>> = Vec::new();
-    if let Some(frame) = start(schema, value, ROOT, &mut paths, &mut out) {
+    let mut frames: Vec<Frame<'_, '_>> = Vec::new();
+    if let Some(frame) = start(&nodes, 0, value, ROOT, &mut paths, &mut out) {
         frames.push(frame);
     }
     while let Some(top) = frames.last_mut() {
@@ -85,7 +198,7 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
                 top.branch_active = true;
                 top.mark = out.len();
             }
-            if let Some(frame) = start(node, value, path, &mut paths, &mut out) {
+            if let Some(frame) = start(&nodes, node, value, path, &mut paths, &mut out) {
                 frames.push(frame);
             }
             continue;
@@ -106,43 +219,9 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
     out
 }
 
-fn one<'a>(paths: &Paths<'_>, path: PathId, what: &str, out: &mut Vec<String>) -> Option<Frame<'a>> {
+fn one<'a, 's>(paths: &Paths<'_>, path: PathId, what: &str, out: &mut Vec<String>) -> Option<Frame<'a, 's>> {
     out.push(format!("\"{}\" {what}", paths.diagnostic(path)));
     None
-}
-
-/// The constraint keywords of one schema node, found in a single pass (schema nodes have few keys, so a
-/// scan beats one hash lookup per keyword).
-#[derive(Default)]
-struct Keywords<'a> {
-    ty: Option<&'a Value>,
-    one_of: Option<&'a Value>,
-    properties: Option<&'a Value>,
-    required: Option<&'a Value>,
-    additional: Option<&'a Value>,
-    items: Option<&'a Value>,
-    allowed: Option<&'a Value>,
-    constant: Option<&'a Value>,
-}
-
-impl<'a> Keywords<'a> {
-    fn scan(node: &'a Map<String, Value>) -> Self {
-        let mut k = Self::default();
-        for (key, value) in node {
-            match key.as_str() {
-                "type" => k.ty = Some(value),
-                "oneOf" => k.one_of = Some(value),
-                "properties" => k.properties = Some(value),
-                "required" => k.required = Some(value),
-                "additionalProperties" => k.additional = Some(value),
-                "items" => k.items = Some(value),
-                "enum" => k.allowed = Some(value),
-                "const" => k.constant = Some(value),
-                _ => {}
-            }
-        }
-        k
-    }
 }
 
 /// Look a key up in a value object: a scan for small objects, the index otherwise.
@@ -154,46 +233,30 @@ fn lookup<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
-fn start<'a>(
-    node: &'a Value,
+fn start<'a, 's>(
+    nodes: &'s [Node<'a>],
+    node: usize,
     value: &'a Value,
     path: PathId,
     paths: &mut Paths<'a>,
     out: &mut Vec<String>,
-) -> Option<Frame<'a>> {
-    let Value::Object(node) = node else { return None };
-    let kw = Keywords::scan(node);
-    if let Some(one_of) = kw.one_of {
-        let branches: &[Value] = match one_of {
-            Value::Array(b) => b,
-            _ => &[],
-        };
-        return Some(Frame::new(Pending::Branches { branches: branches.iter(), value }, Vec::new(), path));
-    }
-    let ty = match kw.ty {
-        None => return None,
-        Some(Value::String(t)) => t.as_str(),
-        Some(_) => return one(paths, path, "must be a lossless JSON value", out),
-    };
-    match ty {
-        "object" => {
+) -> Option<Frame<'a, 's>> {
+    match nodes.get(node)? {
+        Node::Any => None,
+        Node::Invalid => one(paths, path, "must be a lossless JSON value", out),
+        Node::OneOf(branches) => Some(Frame::new(Pending::Branches { branches: branches.iter(), value }, Vec::new(), path)),
+        Node::Object { properties, required, closed } => {
             let Value::Object(object) = value else { return one(paths, path, "must be an object", out) };
-            let properties = match kw.properties {
-                Some(Value::Object(p)) => Some(p),
-                _ => None,
-            };
-            if let Some(Value::Array(required)) = kw.required {
-                for key in required.iter().filter_map(Value::as_str) {
-                    if lookup(object, key).is_none() {
-                        let p = paths.push(path, Seg::Key(key));
-                        out.push(format!("missing required property \"{}\"", paths.render(p)));
-                    }
+            for key in required {
+                if lookup(object, key).is_none() {
+                    let p = paths.push(path, Seg::Key(key));
+                    out.push(format!("missing required property \"{}\"", paths.render(p)));
                 }
             }
             let mut tail = Vec::new();
-            if kw.additional == Some(&Value::Bool(false)) {
+            if *closed {
                 for key in object.keys() {
-                    if properties.is_none_or(|p| lookup(p, key).is_none()) {
+                    if !properties.iter().any(|(declared, _)| declared == key) {
                         let p = paths.push(path, Seg::Key(key));
                         tail.push(format!(
                             "\"{}\" is not a declared property (additionalProperties: false)",
@@ -202,58 +265,52 @@ fn start<'a>(
                     }
                 }
             }
-            static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-            let declared = properties.unwrap_or_else(|| EMPTY.get_or_init(Map::new));
-            Some(Frame::new(Pending::Properties { schema: declared.iter(), object }, tail, path))
+            Some(Frame::new(Pending::Properties { declared: properties.iter(), object }, tail, path))
         }
-        "array" => {
-            let Value::Array(items) = value else { return one(paths, path, "must be an array", out) };
-            kw.items.map(|schema| Frame::new(Pending::Items { schema, items: items.iter().enumerate() }, Vec::new(), path))
+        Node::Array { items } => {
+            let Value::Array(values) = value else { return one(paths, path, "must be an array", out) };
+            items.map(|node| Frame::new(Pending::Items { node, items: values.iter().enumerate() }, Vec::new(), path))
         }
-        "string" => match value {
-            Value::String(_) => scalar(&kw, value, paths, path, out),
-            _ => one(paths, path, "must be a string", out),
-        },
-        "number" => match value {
-            Value::Number(n) if is_json_number(n) => scalar(&kw, value, paths, path, out),
-            Value::Number(_) => one(paths, path, "must be a finite JSON number", out),
-            _ => one(paths, path, "must be a number", out),
-        },
-        "integer" => match value {
-            Value::Number(n) if is_json_integer(n) => scalar(&kw, value, paths, path, out),
-            _ => one(paths, path, "must be an integer", out),
-        },
-        "boolean" => match value {
-            Value::Bool(_) => scalar(&kw, value, paths, path, out),
-            _ => one(paths, path, "must be a boolean", out),
-        },
-        "null" => match value {
-            Value::Null => scalar(&kw, value, paths, path, out),
-            _ => one(paths, path, "must be null", out),
-        },
-        _ => one(paths, path, "must be a lossless JSON value", out),
-    }
-}
-
-/// `enum` then `const` on a type-correct scalar.
-fn scalar<'a>(kw: &Keywords<'_>, value: &Value, paths: &Paths<'_>, path: PathId, out: &mut Vec<String>) -> Option<Frame<'a>> {
-    if let Some(allowed) = kw.allowed {
-        let listed = match allowed {
-            Value::Array(entries) => entries.iter().any(|e| js_scalar_eq(e, value)),
-            _ => false,
-        };
-        if !listed {
-            out.push(format!("\"{}\" must be one of {}", paths.diagnostic(path), js_stringify_shallow(allowed)));
-            return None;
-        }
-    }
-    if let Some(expected) = kw.constant {
-        if !js_scalar_eq(expected, value) {
-            out.push(format!("\"{}\" must be {}", paths.diagnostic(path), js_stringify_shallow(expected)));
-            return None;
+        Node::Scalar { ty, allowed, constant } => {
+            let type_ok = match (ty, value) {
+                (Scalar::String, Value::String(_)) | (Scalar::Boolean, Value::Bool(_)) | (Scalar::Null, Value::Null) => true,
+                (Scalar::Number, Value::Number(n)) => {
+                    if !is_json_number(n) {
+                        return one(paths, path, "must be a finite JSON number", out);
+                    }
+                    true
+                }
+                (Scalar::Integer, Value::Number(n)) => is_json_integer(n),
+                _ => false,
+            };
+            if !type_ok {
+                let what = match ty {
+                    Scalar::String => "must be a string",
+                    Scalar::Number => "must be a number",
+                    Scalar::Integer => "must be an integer",
+                    Scalar::Boolean => "must be a boolean",
+                    Scalar::Null => "must be null",
+                };
+                return one(paths, path, what, out);
+            }
+            if let Some(allowed) = allowed {
+                let listed = match allowed {
+                    Value::Array(entries) => entries.iter().any(|e| js_scalar_eq(e, value)),
+                    _ => false,
+                };
+                if !listed {
+                    out.push(format!("\"{}\" must be one of {}", paths.diagnostic(path), js_stringify_shallow(allowed)));
+                    return None;
+                }
+            }
+            if let Some(expected) = constant {
+                if !js_scalar_eq(expected, value) {
+                    out.push(format!("\"{}\" must be {}", paths.diagnostic(path), js_stringify_shallow(expected)));
+                }
+            }
+            None
         }
     }
-    None
 }
 
 #[cfg(test)]
