@@ -191,3 +191,19 @@ impl ToolRuntime {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn execute_future_is_send_and_runtime_is_shareable() {
+        fn assert_sync<T: Send + Sync>() {}
+        assert_sync::<ToolRuntime>();
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let future = rt.execute(ToolExecutionInput::new("c", "t", serde_json::Value::Null));
+        assert_send(&future);
+    }
+}
