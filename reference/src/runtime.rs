@@ -104,6 +104,22 @@ impl ToolRuntime {
         self.inner.pre_execute.add(scope, listener)
     }
 
+    /// What the Code Mode SDK renderers consume for `scope`: every visible tool (presentation order) with
+    /// its parameter and output schemas (upstream `sdkSchemas`). Copies are made without recursion.
+    pub fn sdk_schemas(&self, scope: Option<&ScopeKey>) -> Vec<crate::sdk::SdkToolSchema> {
+        self.inner
+            .registry
+            .visible(scope)
+            .into_iter()
+            .map(|tool| crate::sdk::SdkToolSchema {
+                name: tool.schema.name.clone(),
+                description: Some(tool.schema.description.clone()),
+                parameters: crate::value::deep_clone(&tool.schema.parameters),
+                output: Some(crate::value::deep_clone(&tool.output_schema)),
+            })
+            .collect()
+    }
+
     /// Mask inherited tools for one agent scope (its own registrations stay visible); masks intersect.
     /// Dropping the guard lifts the mask.
     pub fn restrict(&self, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
