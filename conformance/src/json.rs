@@ -114,8 +114,12 @@ enum Item<'a> {
     Newline(usize),
 }
 
+/// Below this level pretty output turns compact: indenting a 100,000-deep value would take quadratic
+/// space.
+pub const PRETTY_DEPTH: usize = 32;
+
 /// Serializes without recursion: compact (one protocol line) or pretty (two-space indent, the layout
-/// of `serde_json::to_string_pretty`).
+/// of `serde_json::to_string_pretty`, compact below [`PRETTY_DEPTH`] levels).
 pub fn write(value: &Value, pretty: bool) -> String {
     let mut out = String::new();
     let mut stack = vec![Item::Value(value, 0)];
@@ -139,11 +143,16 @@ pub fn write(value: &Value, pretty: bool) -> String {
                 Value::Object(map) if map.is_empty() => out.push_str("{}"),
                 Value::Array(items) => {
                     out.push('[');
+                    let nl = level < PRETTY_DEPTH;
                     stack.push(Item::Text("]"));
-                    stack.push(Item::Newline(level));
+                    if nl {
+                        stack.push(Item::Newline(level));
+                    }
                     for (i, child) in items.iter().enumerate().rev() {
                         stack.push(Item::Value(child, level + 1));
-                        stack.push(Item::Newline(level + 1));
+                        if nl {
+                            stack.push(Item::Newline(level + 1));
+                        }
                         if i > 0 {
                             stack.push(Item::Text(","));
                         }
@@ -151,12 +160,17 @@ pub fn write(value: &Value, pretty: bool) -> String {
                 }
                 Value::Object(map) => {
                     out.push('{');
+                    let nl = level < PRETTY_DEPTH;
                     stack.push(Item::Text("}"));
-                    stack.push(Item::Newline(level));
+                    if nl {
+                        stack.push(Item::Newline(level));
+                    }
                     for (i, (k, child)) in map.iter().enumerate().rev() {
                         stack.push(Item::Value(child, level + 1));
                         stack.push(Item::Key(k));
-                        stack.push(Item::Newline(level + 1));
+                        if nl {
+                            stack.push(Item::Newline(level + 1));
+                        }
                         if i > 0 {
                             stack.push(Item::Text(","));
                         }

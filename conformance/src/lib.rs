@@ -2,13 +2,19 @@
 //! protocol, the checker, the outcome taxonomy and report records.
 
 pub mod catalog;
+pub mod checker;
+pub mod diff;
+pub mod eventlog;
 pub mod features;
 pub mod fixture;
 pub mod json;
 pub mod listener;
 pub mod loader;
+pub mod matchers;
 pub mod messages;
+pub mod outcome;
 pub mod protocol;
+pub mod report;
 pub mod scenario;
 pub mod schemas;
 pub mod subject;

@@ -41,6 +41,7 @@ fn deep_result_parses_validates_compares_prints_and_drops() {
         let validator = MessageValidator::new().expect("schemas");
         validator.result("call/await", &a.0).expect("valid");
         assert!(json::deep_eq(&a.0, &b.0));
+        assert_eq!(dsh_conformance::matchers::check(&a.0, &b.0, dsh_conformance::matchers::MatchMode::Exact), Ok(()));
         assert_eq!(json::depth(&a.0), DEPTH + 1);
         assert_eq!(json::write(&a.0, false), line);
         let pretty = json::write(&a.0, true);

@@ -1,0 +1,259 @@
+//! Comparing an expectation with what the subject reported (`spec/README.md` § Results and matchers):
+//! exact or subset (`resultIncludes`: only the keys it names, recursively in mappings; lists always
+//! exactly), with the matchers `{ $any: true }` and `{ $regex: "..." }` allowed anywhere in the
+//! expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::json;
+
+/// How mappings compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchMode {
+    /// Every key on both sides.
+    Exact,
+    /// Only the keys the expectation names (lists still exact).
+    Includes,
+}
+
+/// Why a comparison did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchError {
+    /// The values differ: the first difference's path (`$.content[0].text`) and what differs there.
+    Mismatch {
+        /// Path of the first difference.
+        path: String,
+        /// What differs.
+        what: String,
+    },
+    /// The expectation itself is broken (a `$regex` that does not compile, a malformed matcher):
+    /// `ERROR(scenario)`.
+    BadMatcher {
+        /// Path of the matcher.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+enum Matcher<'a> {
+    Any,
+    Regex(&'a str),
+}
+
+/// A mapping with a single `$`-key is a matcher; `Err` for an unknown `$`-key.
+fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
+    let Value::Object(m) = v else { return Ok(None) };
+    if m.len() != 1 {
+        return Ok(None);
+    }
+    let Some((k, arg)) = m.iter().next() else { return Ok(None) };
+    match (k.as_str(), arg) {
+        ("$any", Value::Bool(true)) => Ok(Some(Matcher::Any)),
+        ("$any", _) => Err("`$any` takes `true`".into()),
+        ("$regex", Value::String(re)) => Ok(Some(Matcher::Regex(re))),
+        ("$regex", _) => Err("`$regex` takes a string".into()),
+        (k, _) if k.starts_with('$') => Err(format!("unknown matcher {k:?}")),
+        _ => Ok(None),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::Array(_) | Value::Object(_) => kind(v).to_string(),
+        scalar => json::write(scalar, false),
+    }
+}
+
+fn key_path(path: &str, key: &str) -> String {
+    if key.chars().all(|c| c.is_alphanumeric() || c == '_') && !key.is_empty() {
+        format!("{path}.{key}")
+    } else {
+        format!("{path}[{}]", json::write(&Value::String(key.to_string()), false))
+    }
+}
+
+/// Compares `actual` with `expected`.
+pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), MatchError> {
+    let mut stack = vec![(expected, actual, mode, String::from("$"))];
+    while let Some((e, a, mode, path)) = stack.pop() {
+        match matcher(e) {
+            Err(message) => return Err(MatchError::BadMatcher { path, message }),
+            Ok(Some(Matcher::Any)) => continue,
+            Ok(Some(Matcher::Regex(re))) => {
+                let re = Regex::new(re).map_err(|err| MatchError::BadMatcher { path: path.clone(), message: err.to_string() })?;
+                match a {
+                    Value::String(s) if re.is_match(s) => continue,
+                    Value::String(_) => {
+                        return Err(MatchError::Mismatch { path, what: format!("{} does not match /{re}/", short(a)) });
+                    }
+                    _ => return Err(MatchError::Mismatch { path, what: format!("expected a string matching /{re}/, got {}", kind(a)) }),
+                }
+            }
+            Ok(None) => {}
+        }
+        match (e, a) {
+            (Value::Object(em), Value::Object(am)) => {
+                if mode == MatchMode::Exact {
+                    if let Some(extra) = am.keys().find(|k| !em.contains_key(*k)) {
+                        return Err(MatchError::Mismatch { path: key_path(&path, extra), what: "unexpected key".into() });
+                    }
+                }
+                // Reverse so the first key is checked first.
+                for (k, ev) in em.iter().rev() {
+                    match am.get(k) {
+                        Some(av) => stack.push((ev, av, mode, key_path(&path, k))),
+                        None => return Err(MatchError::Mismatch { path: key_path(&path, k), what: "missing key".into() }),
+                    }
+                }
+            }
+            (Value::Array(el), Value::Array(al)) => {
+                if el.len() != al.len() {
+                    return Err(MatchError::Mismatch { path, what: format!("expected {} items, got {}", el.len(), al.len()) });
+                }
+                for (i, (ev, av)) in el.iter().zip(al.iter()).enumerate().rev() {
+                    stack.push((ev, av, MatchMode::Exact, format!("{path}[{i}]")));
+                }
+            }
+            (Value::Number(x), Value::Number(y)) => {
+                // 1 and 1.0 are the same JSON number.
+                if x != y && x.as_f64() != y.as_f64() {
+                    return Err(MatchError::Mismatch { path, what: format!("expected {x}, got {y}") });
+                }
+            }
+            (e, a) => {
+                if std::mem::discriminant(e) != std::mem::discriminant(a) {
+                    return Err(MatchError::Mismatch { path, what: format!("expected {}, got {}", kind(e), kind(a)) });
+                }
+                if e != a {
+                    return Err(MatchError::Mismatch { path, what: format!("expected {}, got {}", short(e), short(a)) });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The two texts to diff for a mismatch, pretty-printed: the expectation with every matcher that
+/// matched replaced by the actual value (when shallow), and the actual value, cut down in `Includes`
+/// mode to the keys the expectation names.
+pub fn display_pair(expected: &Value, actual: &Value, mode: MatchMode) -> (String, String) {
+    let shown_actual = match mode {
+        MatchMode::Includes => json::write(&cut(actual, expected, 0), true),
+        MatchMode::Exact => json::write(actual, true),
+    };
+    (json::write(&shown_expectation(expected, actual, 0), true), shown_actual)
+}
+
+/// Depth of the expectation walked by the display helpers; they recurse, bounded by this (the
+/// expectation's own depth is capped by the loader).
+const DISPLAY_DEPTH: usize = 200;
+/// Actual subtrees copied into a display only up to this depth.
+const SHALLOW: usize = 64;
+
+fn shown_expectation(e: &Value, a: &Value, depth: usize) -> Value {
+    if depth > DISPLAY_DEPTH {
+        return e.clone();
+    }
+    if let Ok(Some(m)) = matcher(e) {
+        let matched = match m {
+            Matcher::Any => true,
+            Matcher::Regex(re) => matches!((Regex::new(re), a), (Ok(r), Value::String(s)) if r.is_match(s)),
+        };
+        return if matched && json::depth(a) <= SHALLOW { a.clone() } else { e.clone() };
+    }
+    match (e, a) {
+        (Value::Object(em), Value::Object(am)) => Value::Object(
+            em.iter()
+                .map(|(k, ev)| (k.clone(), am.get(k).map_or_else(|| ev.clone(), |av| shown_expectation(ev, av, depth + 1))))
+                .collect(),
+        ),
+        (Value::Array(el), Value::Array(al)) if el.len() == al.len() => {
+            Value::Array(el.iter().zip(al).map(|(x, y)| shown_expectation(x, y, depth + 1)).collect())
+        }
+        _ => e.clone(),
+    }
+}
+
+fn cut(a: &Value, e: &Value, depth: usize) -> Value {
+    match (a, e) {
+        (Value::Object(am), Value::Object(em)) if depth < DISPLAY_DEPTH && matches!(matcher(e), Ok(None)) => {
+            Value::Object(em.iter().filter_map(|(k, ev)| am.get(k).map(|av| (k.clone(), cut(av, ev, depth + 1)))).collect())
+        }
+        _ if json::depth(a) <= SHALLOW => a.clone(),
+        _ => Value::String(format!("<{} nested {} levels deep>", kind(a), json::depth(a))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(e: Value, a: Value, mode: MatchMode) -> bool {
+        check(&e, &a, mode).is_ok()
+    }
+
+    #[test]
+    fn exact_and_includes() {
+        let actual = json!({"isError": false, "value": {"a": 1, "b": [1, {"c": 2, "d": 3}]}, "content": []});
+        assert!(ok(actual.clone(), actual.clone(), MatchMode::Exact));
+        assert!(!ok(json!({"isError": false}), actual.clone(), MatchMode::Exact));
+        assert!(ok(json!({"isError": false}), actual.clone(), MatchMode::Includes));
+        assert!(ok(json!({"value": {"a": 1}}), actual.clone(), MatchMode::Includes));
+        // lists are always exact, even under Includes
+        assert!(!ok(json!({"value": {"b": [1, {"c": 2}]}}), actual.clone(), MatchMode::Includes));
+        assert_eq!(
+            check(&json!({"value": {"b": [1, {"c": 5, "d": 3}]}}), &actual, MatchMode::Includes),
+            Err(MatchError::Mismatch { path: "$.value.b[1].c".into(), what: "expected 5, got 2".into() })
+        );
+        assert!(ok(json!(1.0), json!(1), MatchMode::Exact));
+        assert!(!ok(json!("1"), json!(1), MatchMode::Exact));
+    }
+
+    #[test]
+    fn matchers_anywhere() {
+        let actual = json!({"error": {"message": "boom", "stack": "Error: boom\n  at x"}, "n": [1, 2]});
+        assert!(ok(json!({"error": {"message": "boom", "stack": {"$regex": "^Error: boom"}}, "n": {"$any": true}}), actual.clone(), MatchMode::Exact));
+        assert!(matches!(
+            check(&json!({"error": {"$any": true}, "n": [1, {"$regex": "x"}]}), &actual, MatchMode::Exact),
+            Err(MatchError::Mismatch { path, .. }) if path == "$.n[1]"
+        ));
+        assert!(matches!(check(&json!({"$regex": "("}), &json!("x"), MatchMode::Exact), Err(MatchError::BadMatcher { .. })));
+        assert!(matches!(check(&json!({"$anything": 1}), &json!("x"), MatchMode::Exact), Err(MatchError::BadMatcher { .. })));
+        assert!(matches!(check(&json!({"$any": false}), &json!("x"), MatchMode::Exact), Err(MatchError::BadMatcher { .. })));
+        // a two-key mapping with a `$` key is an ordinary mapping
+        assert!(ok(json!({"$any": true, "b": 1}), json!({"$any": true, "b": 1}), MatchMode::Exact));
+    }
+
+    #[test]
+    fn missing_and_unexpected_keys_are_named() {
+        assert_eq!(
+            check(&json!({"a": 1}), &json!({"a": 1, "b-c": 2}), MatchMode::Exact),
+            Err(MatchError::Mismatch { path: "$[\"b-c\"]".into(), what: "unexpected key".into() })
+        );
+        assert_eq!(
+            check(&json!({"a": 1, "z": 2}), &json!({"a": 1}), MatchMode::Includes),
+            Err(MatchError::Mismatch { path: "$.z".into(), what: "missing key".into() })
+        );
+    }
+
+    #[test]
+    fn display_pair_hides_what_matched() {
+        let (e, a) = display_pair(&json!({"x": {"$any": true}, "y": 1}), &json!({"x": 5, "y": 2, "z": 3}), MatchMode::Includes);
+        assert_eq!(e, "{\n  \"x\": 5,\n  \"y\": 1\n}");
+        assert_eq!(a, "{\n  \"x\": 5,\n  \"y\": 2\n}");
+    }
+}
