@@ -40,6 +40,7 @@ protocol_schemas!(
     "call-await.result",
     "call-abort.result",
     "gate-open.result",
+    "events-waitFor.result",
     "prompt-assemble.result",
     "sdk-render.result",
     "session-close.result",

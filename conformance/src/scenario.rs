@@ -179,6 +179,8 @@ pub enum Action {
     Abort(AbortStep),
     /// Open a gate (idempotent).
     OpenGate(String),
+    /// Wait until a `mark` event with this label has been emitted (at once if it already was).
+    WaitFor(String),
     /// The events emitted since the previous `events` step, exactly and in order.
     Events(Vec<Value>),
     /// Assemble the system prompt.
@@ -206,6 +208,7 @@ impl Action {
             Action::Await(_) => "await",
             Action::Abort(_) => "abort",
             Action::OpenGate(_) => "openGate",
+            Action::WaitFor(_) => "waitFor",
             Action::Events(_) => "events",
             Action::Assemble(_) => "assemble",
             Action::RenderSdk(_) => "renderSdk",

@@ -75,6 +75,7 @@ steps:
   - await: c1
     expect: { resultIncludes: { isError: true } }
   - openGate: g
+  - waitFor: body-started
   - events: [{ type: mark, label: e, callId: c1 }]
   - assemble: { agent: a1 }
     expect: { sections: { $any: true } }
@@ -96,7 +97,7 @@ fn every_form_round_trips() {
     let scenarios = file.into_scenarios();
     assert_eq!(scenarios.len(), 1);
     let s = &scenarios[0];
-    assert_eq!(s.steps.len(), 18);
+    assert_eq!(s.steps.len(), 19);
     assert!(matches!(s.steps[7].expect.as_ref().and_then(|e| e.tool.clone()), Some(Value::Null)));
     assert!(matches!(s.steps[2].action, Action::AddHook(_)));
 }
