@@ -130,7 +130,7 @@ pub fn applicability(info: &SubjectInfo, scenario: &Scenario) -> Option<String> 
     for feature in required_features(scenario) {
         let has = match feature.strip_prefix(RUNTIME_PREFIX) {
             Some(lang) => info.runtimes.iter().any(|r| r == lang),
-            None => info.features.iter().any(|f| *f == feature),
+            None => info.features.contains(&feature),
         };
         if !has {
             missing.push(feature);

@@ -25,3 +25,6 @@ pub use fixture::{Instruction, Setup, ToolFixture};
 pub use listener::{Hooks, Listener};
 pub use loader::{LoadError, LoadedScenario, Suite, load_suite};
 pub use scenario::{Action, Call, Expect, Scenario, ScenarioFile, Step};
+pub use checker::{CheckOptions, check_trial, run_scenario};
+pub use features::{applicability, required_features};
+pub use outcome::{ErrorKind, Outcome, OutcomeName, SkipKind, TrialRecord};
