@@ -95,11 +95,6 @@ impl<'a> Keywords<'a> {
         !matches!(self.additional_properties, Some(Value::Bool(false)))
     }
 
-    /// The description when it is a string.
-    pub(crate) fn description(&self) -> Option<&'a str> {
-        self.description.and_then(Value::as_str)
-    }
-
     fn has_one_of_sibling(&self) -> bool {
         self.properties.is_some()
             || self.required.is_some()
