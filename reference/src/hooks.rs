@@ -86,6 +86,12 @@ impl<'a> Next<'a> {
 /// A synchronous monotonic guard: `Some(reason)` denies.
 pub type GuardFn = Arc<dyn Fn(&ToolExecution) -> Option<String> + Send + Sync>;
 
+/// A guard that may throw, as an upstream guard callback can: `Err` makes the call fail with that failure,
+/// final (later guards, `tools/execute`, the body and post-execute are skipped; PIPE-010). Register with
+/// [`ToolRuntime::guard_fallible`](crate::ToolRuntime::guard_fallible); a [`GuardFn`] is the
+/// never-throwing case.
+pub type FallibleGuardFn = Arc<dyn Fn(&ToolExecution) -> Result<Option<String>, ToolFailure> + Send + Sync>;
+
 /// A `tools/result` observer: sees the frozen final result exactly once per execution.
 pub type ResultObserver = Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync>;
 
@@ -128,8 +134,19 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
     }
 
     pub(crate) fn add(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
+        self.insert(scope, hook, false)
+    }
+
+    /// Register ahead of every hook already in the list (cordis `{ prepend: true }`): the newest prepended
+    /// hook runs first.
+    pub(crate) fn add_first(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
+        self.insert(scope, hook, true)
+    }
+
+    fn insert(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T, first: bool) -> HookGuard {
         let id = next_id();
-        self.mutate(|list| list.push(HookEntry { id, scope: scope.cloned(), hook }));
+        let entry = HookEntry { id, scope: scope.cloned(), hook };
+        self.mutate(|list| if first { list.insert(0, entry) } else { list.push(entry) });
         let weak: Weak<Self> = Arc::downgrade(self);
         HookGuard::new(move || {
             if let Some(list) = weak.upgrade() {

@@ -28,7 +28,7 @@ pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterEr
 pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 pub use hooks::{
-    ChangeObserver, GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
+    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
     PreExecuteOutcome, PreToolDecision, ResultObserver, post_execute_fn, pre_execute_fn,
 };
 pub use pipeline::dispatch::{

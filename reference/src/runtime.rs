@@ -10,7 +10,7 @@ use crate::pipeline::dispatch::ExecuteWrapper;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ToolExecutionInput};
-use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
+use crate::hooks::{ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
 use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
@@ -131,6 +131,35 @@ impl ToolRuntime {
         self.inner.registry.add_guard(scope, guard)
     }
 
+    /// Add a guard that may throw (global, or applying to one agent scope): an `Err` is the call's final
+    /// result (PIPE-010), as when an upstream guard callback throws.
+    pub fn guard_fallible(&self, scope: Option<&ScopeKey>, guard: FallibleGuardFn) -> HookGuard {
+        self.inner.registry.add_fallible_guard(scope, guard)
+    }
+
+    /// [`on_pre_execute`](Self::on_pre_execute) ahead of every listener already registered (cordis
+    /// `{ prepend: true }`; the newest prepended listener runs first). PIPE-001, PIPE-002.
+    pub fn prepend_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
+        self.inner.pre_execute.add_first(scope, listener)
+    }
+
+    /// [`on_execute`](Self::on_execute) ahead of every wrapper already registered (the outermost wrapper).
+    /// PIPE-001, PIPE-014.
+    pub fn prepend_execute(&self, scope: Option<&ScopeKey>, wrapper: Arc<dyn ExecuteWrapper>) -> HookGuard {
+        self.inner.execute_wrappers.add_first(scope, wrapper)
+    }
+
+    /// [`on_post_execute`](Self::on_post_execute) ahead of every listener already registered. PIPE-001.
+    pub fn prepend_post_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PostExecuteListener>) -> HookGuard {
+        self.inner.post_execute.add_first(scope, listener)
+    }
+
+    /// A `tools/result` observer ahead of every observer already registered (global with `None`, else
+    /// for one agent scope and its nested scopes). PIPE-011, PIPE-012.
+    pub fn prepend_result(&self, scope: Option<&ScopeKey>, observer: ResultObserver) -> HookGuard {
+        self.inner.observers.add_first(scope, observer)
+    }
+
     /// Add a `tools/execute` around-wrapper (global, or for one agent scope and its nested scopes).
     pub fn on_execute(&self, scope: Option<&ScopeKey>, wrapper: Arc<dyn ExecuteWrapper>) -> HookGuard {
         self.inner.execute_wrappers.add(scope, wrapper)
@@ -213,6 +242,37 @@ mod tests {
     use super::*;
 
     fn assert_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn prepended_hooks_run_first_and_a_throwing_guard_is_final() {
+        use std::sync::Mutex;
+        use crate::definition::{OutputDeclaration, Parameters};
+        use crate::error::ToolFailure;
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let tool = ToolDefinition::new(
+            "t",
+            "d",
+            Parameters::Raw(serde_json::json!({"type": "object"})),
+            OutputDeclaration { schema: serde_json::json!({}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(serde_json::Value::Null) })),
+        );
+        let _t = rt.register(tool, None);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let observer = |label: &'static str| -> ResultObserver {
+            let order = Arc::clone(&order);
+            Arc::new(move |_, _| order.lock().unwrap_or_else(|p| p.into_inner()).push(label))
+        };
+        let _a = rt.on_result(observer("appended"));
+        let _b = rt.prepend_result(None, observer("prepended"));
+        let _g = rt.guard_fallible(None, Arc::new(|_| Err(ToolFailure::message("guard blew"))));
+        let input = ToolExecutionInput::new("c", "t", serde_json::json!({}));
+        let result = match tokio::runtime::Builder::new_current_thread().build() {
+            Ok(runtime) => runtime.block_on(rt.execute(input)),
+            Err(e) => panic!("runtime: {e}"),
+        };
+        assert_eq!(result.to_json()["error"]["message"], "guard blew");
+        assert_eq!(*order.lock().unwrap_or_else(|p| p.into_inner()), ["prepended", "appended"]);
+    }
 
     #[test]
     fn execute_future_is_send_and_runtime_is_shareable() {

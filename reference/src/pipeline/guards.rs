@@ -1,5 +1,6 @@
 //! Monotonic guards, read live when the stage runs: global guards, then the agent scope chain's (farthest
-//! first), each in registration order; the first reason wins. A panicking guard is a thrown failure.
+//! first), each in registration order; the first reason wins. A guard that throws (a fallible guard's
+//! `Err`, or a panic) ends the stage with that failure, final.
 //!
 //! Spec: PIPE-005..PIPE-008, PIPE-010.
 
@@ -13,8 +14,9 @@ use super::contain;
 pub(crate) fn reason(inner: &Inner, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
     for guard in inner.registry.guards_for(exec.agent.as_ref()) {
         match contain(|| guard(exec)) {
-            Ok(Some(reason)) => return Ok(Some(reason)),
-            Ok(None) => {}
+            Ok(Ok(Some(reason))) => return Ok(Some(reason)),
+            Ok(Ok(None)) => {}
+            Ok(Err(failure)) => return Err(failure),
             Err(panic) => return Err(ToolFailure::message(panic)),
         }
     }

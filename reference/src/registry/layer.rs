@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::RegisteredTool;
-use crate::hooks::GuardFn;
+use crate::hooks::FallibleGuardFn;
 use crate::registry::ToolFilter;
 
 /// A registered tool and the sequence number that orders it.
@@ -22,7 +22,7 @@ pub(crate) struct Layer {
     pub(crate) tools: HashMap<Arc<str>, ToolEntry>,
     /// Registration order: id -> name (ids grow monotonically).
     pub(crate) order: BTreeMap<u64, Arc<str>>,
-    pub(crate) guards: Vec<(u64, GuardFn)>,
+    pub(crate) guards: Vec<(u64, FallibleGuardFn)>,
     /// Restriction masks over inherited tools; they intersect.
     pub(crate) restrictions: Vec<(u64, Arc<ToolFilter>)>,
 }

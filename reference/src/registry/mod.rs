@@ -25,7 +25,7 @@ pub use self::registration::Registration;
 use self::layer::{Layer, ToolEntry};
 use crate::definition::{Parameters, ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, RegisterErrorKind};
-use crate::hooks::{ChangeObserver, GuardFn, HookGuard, HookList, next_id};
+use crate::hooks::{ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, next_id};
 use crate::schema::check::assert_supported_json_schema;
 use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 use crate::scope::ScopeKey;
@@ -277,6 +277,11 @@ impl Registry {
 
     /// Add a guard to a layer.
     pub(crate) fn add_guard(self: &Arc<Self>, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
+        self.add_fallible_guard(scope, Arc::new(move |exec| Ok(guard(exec))))
+    }
+
+    /// Add a guard that may throw to a layer.
+    pub(crate) fn add_fallible_guard(self: &Arc<Self>, scope: Option<&ScopeKey>, guard: FallibleGuardFn) -> HookGuard {
         let id = next_id();
         {
             let mut layers = self.write();
@@ -305,9 +310,9 @@ impl Registry {
     }
 
     /// The live guards a call of `agent` must pass: global first, then the scope chain farthest first.
-    pub(crate) fn guards_for(&self, agent: Option<&ScopeKey>) -> Vec<GuardFn> {
+    pub(crate) fn guards_for(&self, agent: Option<&ScopeKey>) -> Vec<FallibleGuardFn> {
         let layers = self.read();
-        let mut out: Vec<GuardFn> = layers.global.guards.iter().map(|(_, g)| Arc::clone(g)).collect();
+        let mut out: Vec<FallibleGuardFn> = layers.global.guards.iter().map(|(_, g)| Arc::clone(g)).collect();
         if let Some(agent) = agent {
             let chain: Vec<&ScopeKey> = agent.chain().collect();
             for key in chain.into_iter().rev() {
