@@ -1,7 +1,8 @@
 //! The `initialize` answer: who the reference is and what it supports.
 //!
-//! Features are advertised only when the `dsh-tools` stage behind them exists; a scenario needing one of
-//! the others is skipped visibly at list time (see `mod.rs` for the list of what is missing and why).
+//! Features are advertised only when the `dsh-tools` stage behind them exists and the server maps the
+//! fixtures onto it; a scenario needing one of the others is skipped visibly at list time (see `mod.rs`
+//! for the list of what is missing and why).
 
 use serde_json::{Value, json};
 
@@ -11,13 +12,15 @@ use super::rpc::{Failure, Params};
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// Features of `spec/README.md` § Features the reference implements now: agent scopes (`ScopeKey`
-/// layers, scoped hooks), the `finalizeContent` stage, and `tools/result` observers.
+/// layers, scoped hooks, masks), the approval seam (`mount_approval`), `tools/execute` around-wrappers
+/// (`on_execute`), the `tools/post-execute` waterfall (`on_post_execute`), the `finalizeContent` stage,
+/// and `tools/result` observers.
 ///
-/// Not advertised, because `dsh-tools` has no such stage yet: `execute-wrappers` (no `tools/execute`
-/// around-chain), `post-execute` (no `tools/post-execute` waterfall), `approval` (no approval seam),
-/// `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt contribution), `sdk` (no SDK
-/// renderers); no code runtimes.
-pub const FEATURES: &[&str] = &["agents", "finalize-content", "result-listeners"];
+/// Not advertised: `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt
+/// contribution), `sdk` (the renderers exist in `dsh_tools::sdk`, but `sdk/render` is not served yet);
+/// no code runtimes.
+pub const FEATURES: &[&str] =
+    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

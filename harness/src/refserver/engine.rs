@@ -1,21 +1,27 @@
 //! The `dsh-tools` side of a session: builds the `ToolRuntime` from `setup` (agents, then tools, then
 //! hooks, in order), installs the subject's own observers, and serves the registry requests.
 //!
-//! What the reference lacks is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`), and the
-//! matching feature is not advertised (`capabilities.rs`).
+//! Every hook kind is mounted (`prepend: true` through the runtime's `prepend_*` registrations), the
+//! approval seam when `setup.approval` is present, and agent masks (`scope/restrict`). What the reference
+//! lacks (Code Mode, prompt assembly) is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`),
+//! and the matching feature is not advertised (`capabilities.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use dsh_conformance::fixture::{Mode, Setup, ToolFixture};
-use dsh_conformance::listener::{GuardListener, Hooks, PreExecuteListener, ResultListener};
+use dsh_conformance::listener::{
+    ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
+};
 use dsh_tools::{
-    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolRuntime, ToolsConfig, pre_execute_fn,
+    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolFilter, ToolRuntime, ToolsConfig,
+    pre_execute_fn,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::deep;
+use super::fixtures::approval::FixtureApproval;
 use super::fixtures::{hooks, tool};
 use super::result;
 use super::rpc::{self, Failure, INVALID_STATE, Params, SETUP_REJECTED};
@@ -80,8 +86,13 @@ impl Engine {
                 return Err(Failure::params(format!("setup: duplicate tool handle {:?}", fixture.handle())));
             }
         }
+        let approval = setup.approval.as_ref().map(|a| FixtureApproval::new(a, &shared)).transpose()?;
         let engine = Engine { runtime: ToolRuntime::new(ToolsConfig::default()), shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
+        if let Some(seam) = approval {
+            let mounted = engine.runtime.mount_approval(Arc::new(seam));
+            engine.state().own.push(mounted);
+        }
         for agent in setup.agents.iter().flatten() {
             engine.open_agent(agent)?;
         }
@@ -107,7 +118,9 @@ impl Engine {
     /// `{type: result}` event of every published result.
     fn install_own_observers(&self) {
         let shared = self.shared.clone();
-        let capture = self.runtime.on_pre_execute(
+        // Prepended, as upstream's adapter does (`{ prepend: true }`): a later prepended listener runs
+        // ahead of it.
+        let capture = self.runtime.prepend_pre_execute(
             None,
             pre_execute_fn(move |exec, next| {
                 shared.note_token(&exec.call_id, exec.token);
@@ -127,17 +140,17 @@ impl Engine {
     }
 
     fn add_setup_hooks(&self, hooks: &Hooks) -> Result<(), Failure> {
-        if hooks.execute.as_ref().is_some_and(|l| !l.is_empty()) {
-            return Err(unsupported_kind("execute"));
-        }
-        if hooks.post_execute.as_ref().is_some_and(|l| !l.is_empty()) {
-            return Err(unsupported_kind("postExecute"));
-        }
         for l in hooks.pre_execute.iter().flatten() {
             self.add_pre_execute(l, None)?;
         }
         for l in hooks.guards.iter().flatten() {
             self.add_guard(l, None)?;
+        }
+        for l in hooks.execute.iter().flatten() {
+            self.add_execute(l, None)?;
+        }
+        for l in hooks.post_execute.iter().flatten() {
+            self.add_post_execute(l, None)?;
         }
         for l in hooks.results.iter().flatten() {
             self.add_results(l, None)?;
@@ -175,22 +188,26 @@ impl Engine {
 
     /// Drops an agent scope with everything registered through it.
     fn drop_agent(&self, name: &str) -> Result<(), Failure> {
-        let dropped: Vec<Held> = {
+        let (dropped, key) = {
             let mut state = self.state();
             let agent = state.agents.get_mut(name).ok_or_else(|| Failure::unknown("agent", name))?;
             if !agent.open {
                 return Err(Failure::new(INVALID_STATE, format!("agent {name:?} is already dropped")));
             }
             agent.open = false;
+            let key = agent.key.clone();
             let mine = |h: &Held| h.agent.as_deref() == Some(name);
             let keys: Vec<String> = state.handles.iter().filter(|(_, h)| mine(h)).map(|(k, _)| k.clone()).collect();
             let mut dropped: Vec<Held> = keys.iter().filter_map(|k| state.handles.remove(k)).collect();
             let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut state.orphans).into_iter().partition(mine);
             state.orphans = kept;
             dropped.extend(gone);
-            dropped
+            (dropped, key)
         };
         drop(dropped);
+        // Whatever the scope still holds that no handle tracks (nothing, today) goes too, as disposing an
+        // agent's context does upstream.
+        self.runtime.dispose_scope(&key);
         Ok(())
     }
 
@@ -223,7 +240,11 @@ impl Engine {
     fn add_pre_execute(&self, l: &PreExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
         let listener = hooks::pre_execute(l, &self.shared)?;
         let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = self.runtime.on_pre_execute(scope.as_ref(), listener);
+        let guard = if l.common().prepend {
+            self.runtime.prepend_pre_execute(scope.as_ref(), listener)
+        } else {
+            self.runtime.on_pre_execute(scope.as_ref(), listener)
+        };
         self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
         Ok(())
     }
@@ -231,7 +252,31 @@ impl Engine {
     fn add_guard(&self, l: &GuardListener, alias: Option<&str>) -> Result<(), Failure> {
         let guard_fn = hooks::guard(l, &self.shared)?;
         let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = self.runtime.guard(scope.as_ref(), guard_fn);
+        let guard = self.runtime.guard_fallible(scope.as_ref(), guard_fn);
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    fn add_execute(&self, l: &ExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
+        let wrapper = hooks::execute(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = if l.common().prepend {
+            self.runtime.prepend_execute(scope.as_ref(), wrapper)
+        } else {
+            self.runtime.on_execute(scope.as_ref(), wrapper)
+        };
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    fn add_post_execute(&self, l: &PostExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
+        let listener = hooks::post_execute(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = if l.common().prepend {
+            self.runtime.prepend_post_execute(scope.as_ref(), listener)
+        } else {
+            self.runtime.on_post_execute(scope.as_ref(), listener)
+        };
         self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
         Ok(())
     }
@@ -239,9 +284,10 @@ impl Engine {
     fn add_results(&self, l: &ResultListener, alias: Option<&str>) -> Result<(), Failure> {
         let observer = hooks::results(l, &self.shared)?;
         let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = match &scope {
-            None => self.runtime.on_result(observer),
-            Some(key) => self.runtime.on_result_in(key, observer),
+        let guard = match (&scope, l.common().prepend) {
+            (_, true) => self.runtime.prepend_result(scope.as_ref(), observer),
+            (None, false) => self.runtime.on_result(observer),
+            (Some(key), false) => self.runtime.on_result_in(key, observer),
         };
         self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
         Ok(())
@@ -286,7 +332,7 @@ impl Engine {
             "tools/get" => self.get(params),
             "tools/schemas" => self.schemas(params),
             "tools/executionMode" => self.execution_mode(params),
-            "scope/restrict" => Err(Failure::unsupported("scope/restrict (dsh-tools has no scope masks yet)")),
+            "scope/restrict" => self.restrict(params),
             "scope/presentAs" => Err(Failure::unsupported("scope/presentAs (dsh-tools has no Code Mode presentation yet)")),
             "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
             "sdk/render" => Err(Failure::unsupported("sdk/render (dsh-tools has no SDK renderers yet)")),
@@ -308,11 +354,34 @@ impl Engine {
         match params.str("kind")? {
             "preExecute" => self.add_pre_execute(&params.parse("listener")?, alias)?,
             "guards" => self.add_guard(&params.parse("listener")?, alias)?,
+            "execute" => self.add_execute(&params.parse("listener")?, alias)?,
+            "postExecute" => self.add_post_execute(&params.parse("listener")?, alias)?,
             "results" => self.add_results(&params.parse("listener")?, alias)?,
-            kind @ ("execute" | "postExecute") => return Err(unsupported_kind(kind)),
             other => return Err(Failure::params(format!("unknown hook kind {other:?}"))),
         }
         Ok(json!({ "outcome": { "ok": true } }))
+    }
+
+    /// `tools.restrict` through the agent's scope; the mask is kept under `as` when given, otherwise it
+    /// stays until the agent is dropped (upstream's adapter then loses the disposer, not the mask).
+    fn restrict(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = params.str("agent")?;
+        let Some(key) = self.registering_scope(Some(agent))? else {
+            return Err(Failure::unknown("agent", agent));
+        };
+        let filter = ToolFilter { allow: params.opt_parse("allow")?, deny: params.opt_parse("deny")? };
+        let outcome = match self.runtime.restrict(&key, filter) {
+            Ok(mask) => {
+                let held = Held { agent: Some(agent.to_owned()), _guard: Guard::Hook(mask) };
+                match params.opt_str("as")? {
+                    Some(alias) => self.hold(alias.to_owned(), held),
+                    None => self.state().orphans.push(held),
+                }
+                json!({ "ok": true })
+            }
+            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
+        };
+        Ok(json!({ "outcome": outcome }))
     }
 
     fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
@@ -358,10 +427,6 @@ impl Engine {
     }
 }
 
-fn unsupported_kind(kind: &str) -> Failure {
-    Failure::unsupported(format!("{kind} listeners (dsh-tools has no tools/{kind} stage yet)"))
-}
-
 /// Setup fields naming seams or modes the reference does not have.
 fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
     if matches!(setup.mode, Some(Mode::Code | Mode::Both)) {
@@ -372,9 +437,6 @@ fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
     }
     if let Some(language) = setup.runtime {
         return Err(Failure::unsupported(format!("setup.runtime {} (no code runtime in dsh-tools yet)", language.as_str())));
-    }
-    if setup.approval.is_some() {
-        return Err(Failure::unsupported("setup.approval (dsh-tools has no approval seam yet)"));
     }
     Ok(())
 }

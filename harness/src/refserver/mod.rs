@@ -18,14 +18,21 @@
 //! # What is interpreted, what is rejected
 //! Implemented: every instruction; tool fixtures (DSL `parameters` and `rawParameters`, output schema,
 //! render `text`/`json`/`content`/`throw`/`missing`, `presentationMeta`, `timeoutMs` incl. non-finite
-//! strings, every `concurrency` classifier, `finalizeContent`, bodies); agents; `preExecute` listeners,
-//! guards and `results` listeners. Rejected with `rpc::UNSUPPORTED`, naming what is missing in
-//! `dsh-tools`: `execute` and `postExecute` listeners (no `tools/execute` or `tools/post-execute` stage),
-//! `prepend: true` (hook lists only append), waiting instructions in synchronous callbacks (guards,
-//! `results`, `finalizeContent`), `throw` in a guard's `do` (`GuardFn` cannot fail), `render: { invalid:
-//! true }` (`RenderFn` returns content blocks by type), `setup.mode` other than native,
-//! `maxParallelSubCalls`, `runtime`, `approval`, and the requests `scope/restrict`, `scope/presentAs`,
-//! `prompt/assemble`, `sdk/render`.
+//! strings, every `concurrency` classifier, `finalizeContent`, bodies); agents (scopes, `scope/restrict`
+//! masks, `scope/drop` through `dispose_scope`); every listener kind — `preExecute`, guards (fallible: a
+//! `throw` in `do` is final), `execute` around-wrappers (every `around`), `postExecute` (every decision),
+//! `results` — with `prepend: true` (except guards, which have no such option upstream either);
+//! `setup.approval` (an `ApprovalSeam` running `do`, see [`fixtures::approval`]); `events/waitFor`.
+//!
+//! A `results` listener's `do` runs synchronously up to its first wait, the rest as a session task (the
+//! pipeline does not await it, as upstream's emitter does not await a listener's promise).
+//!
+//! Rejected with `rpc::UNSUPPORTED`, naming what is missing: waiting instructions in synchronous
+//! callbacks (guards, `finalizeContent`: synchronous upstream too), `render: { invalid: true }`
+//! (upstream passes a non-content render value through as the result's `content`; `RenderFn` returns
+//! content blocks by type), `setup.mode` other than native, `maxParallelSubCalls`, `runtime`, and the
+//! requests `scope/presentAs`, `prompt/assemble` (no Code Mode, no prompt contribution in `dsh-tools`) and
+//! `sdk/render` (not served yet).
 
 pub mod capabilities;
 pub mod calls;

@@ -1,13 +1,14 @@
 //! One session: the state a scenario builds (gates, calls, tasks, the `dsh-tools` runtime) and the
 //! handling of its requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use dsh_tools::ExecutionToken;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::calls::Calls;
@@ -35,12 +36,55 @@ pub struct Shared {
     pub calls: Calls,
     /// Each call's execution token, from the first body or listener that saw it (for `parent`).
     tokens: Mutex<HashMap<String, ExecutionToken>>,
+    /// Labels of the `mark` events sent so far (`events/waitFor`), and the wake-up for their waiters.
+    marks: Mutex<HashSet<String>>,
+    marked: Notify,
+    /// The session's tasks (started calls, and the suspended rest of asynchronous observers).
+    tasks: Mutex<JoinSet<()>>,
+    activity: Arc<Activity>,
 }
 
 impl Shared {
-    /// Emits one event of this session.
+    /// Emits one event of this session; a `mark` also releases `events/waitFor` requests for its label.
     pub fn emit(&self, event: Value) {
+        let mark = match (event.get("type").and_then(Value::as_str), event.get("label").and_then(Value::as_str)) {
+            (Some("mark"), Some(label)) => Some(label.to_owned()),
+            _ => None,
+        };
         self.outbox.emit(&self.session, event);
+        if let Some(label) = mark {
+            self.marks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(label);
+            self.marked.notify_waiters();
+        }
+    }
+
+    fn tasks(&self) -> MutexGuard<'_, JoinSet<()>> {
+        self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `task` as one of the session's tasks: counted for quiescence and in the leak report. Call
+    /// from within the session's runtime (every request and task runs there).
+    pub fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                self.tasks().spawn_on(self.activity.track(task), &handle);
+            }
+            // Unreachable in the server (everything runs on its runtime); never panic for it.
+            Err(_) => eprintln!("dsh-reference: session {}: task dropped outside the runtime", self.session),
+        }
+    }
+
+    /// Resolves once a `mark` event with `label` has been sent (at once if it already was).
+    pub async fn wait_for_mark(&self, label: &str) {
+        loop {
+            let notified = self.marked.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.marks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(label) {
+                return;
+            }
+            notified.await;
+        }
     }
 
     fn tokens(&self) -> MutexGuard<'_, HashMap<String, ExecutionToken>> {
@@ -64,8 +108,6 @@ impl Shared {
 /// One open session.
 pub struct Session {
     shared: Arc<Shared>,
-    tasks: Mutex<JoinSet<()>>,
-    activity: Arc<Activity>,
     engine: Engine,
 }
 
@@ -78,13 +120,13 @@ impl Session {
             gates: Gates::default(),
             calls: Calls::default(),
             tokens: Mutex::default(),
+            marks: Mutex::default(),
+            marked: Notify::new(),
+            tasks: Mutex::new(JoinSet::new()),
+            activity: Arc::default(),
         });
         let engine = Engine::open(shared.clone(), setup)?;
-        Ok(Session { shared, tasks: Mutex::new(JoinSet::new()), activity: Arc::default(), engine })
-    }
-
-    fn tasks(&self) -> MutexGuard<'_, JoinSet<()>> {
-        self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        Ok(Session { shared, engine })
     }
 
     /// Handles one session request other than open and close, answering once the session's tasks have
@@ -92,7 +134,7 @@ impl Session {
     pub async fn handle(&self, method: &str, params: Params<'_>) -> Result<Value, Failure> {
         let outcome = self.serve(method, params).await;
         // Bounded: a task that never stops being busy must not wedge the protocol.
-        let _ = tokio::time::timeout(SETTLE, self.activity.settled()).await;
+        let _ = tokio::time::timeout(SETTLE, self.shared.activity.settled()).await;
         outcome
     }
 
@@ -104,12 +146,16 @@ impl Session {
             }
             "call/start" => {
                 let task = self.engine.start_call(params)?;
-                self.tasks().spawn(self.activity.track(task));
+                self.shared.spawn(task);
                 Ok(json!({}))
             }
             "call/await" => {
                 let result = self.shared.calls.wait(params.str("callId")?).await?;
                 Ok(super::deep::object([("result", result)]))
+            }
+            "events/waitFor" => {
+                self.shared.wait_for_mark(params.str("label")?).await;
+                Ok(json!({}))
             }
             "call/abort" => {
                 self.shared.calls.abort(params.str("callId")?)?;
@@ -124,7 +170,7 @@ impl Session {
 
     /// The leak report, then drops everything the session held (tasks still alive are aborted).
     pub async fn close(&self) -> Value {
-        let mut tasks = std::mem::take(&mut *self.tasks());
+        let mut tasks = std::mem::take(&mut *self.shared.tasks());
         // A call task publishes its result as its last act: give tasks that are just finishing a moment
         // to end, so only tasks that are really stuck count.
         let settle = tokio::time::Instant::now() + SETTLE;

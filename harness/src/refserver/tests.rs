@@ -119,6 +119,9 @@ fn initialize_declares_the_reference() {
     assert_eq!(result["protocolVersion"], "1.0");
     assert_eq!(result["implementation"]["language"], "rust");
     assert_eq!(result["capabilities"]["profiles"], json!(["dsh-tools-0.1"]));
+    for feature in ["execute-wrappers", "post-execute", "approval"] {
+        assert!(result["capabilities"]["features"].as_array().is_some_and(|f| f.contains(&json!(feature))), "{feature}");
+    }
     assert!(result.get("eventsThrough").is_none());
 }
 
@@ -316,21 +319,103 @@ fn registry_requests_and_outcomes() {
 }
 
 #[test]
-fn stages_dsh_tools_lacks_are_errors_naming_them() {
+fn what_dsh_tools_lacks_is_an_error_naming_it() {
     let mut h = Harness::new();
-    let wrapper = json!({ "hooks": { "execute": [{ "id": "w", "around": "next" }] } });
-    let (_, r) = h.call("session/open", json!({ "session": "s", "setup": wrapper }));
+    let (_, r) = h.call("session/open", json!({ "session": "s", "setup": { "mode": "code" } }));
     assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
-    assert!(r["error"]["message"].as_str().is_some_and(|m| m.contains("execute")));
     open(&mut h, json!({}));
-    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "postExecute", "listener": { "id": "x", "decide": "next" } }));
-    assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
     let (_, r) = h.call("prompt/assemble", json!({ "session": "s" }));
     assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
-    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "results", "listener": { "id": "x", "do": [{ "wait": "g" }] } }));
+    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "guards", "listener": { "id": "x", "do": [{ "wait": "g" }], "deny": null } }));
     assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
     let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "results", "listener": { "id": "x", "do": [{ "nope": 1 }] } }));
     assert_eq!(r["error"]["code"], json!(super::rpc::INVALID_PARAMS), "{r}");
+    let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "guards", "listener": { "id": "x", "prepend": true, "deny": null } }));
+    assert_eq!(r["error"]["code"], json!(super::rpc::INVALID_PARAMS), "{r}");
+}
+
+fn labels(events: &[Value]) -> Vec<Value> {
+    events.iter().map(|e| e["params"]["event"]["label"].clone()).collect()
+}
+
+fn run_call(h: &mut Harness, call_id: &str, name: &str, arguments: Value) -> (Vec<Value>, Value) {
+    let (mut events, _) = h.ok("call/start", json!({ "session": "s", "callId": call_id, "name": name, "arguments": arguments }));
+    let (more, r) = h.ok("call/await", json!({ "session": "s", "callId": call_id }));
+    events.extend(more);
+    (events, r["result"].clone())
+}
+
+#[test]
+fn wrappers_post_execute_prepend_and_throwing_guards() {
+    let mut h = Harness::new();
+    open(&mut h, json!({
+        "tools": [tool("echo", json!([{ "emit": "body" }, { "returnArgument": "" }]))],
+        "hooks": {
+            "preExecute": [{ "id": "pre", "do": [{ "emit": "pre" }], "decide": "next" },
+                           { "id": "first", "prepend": true, "do": [{ "emit": "first" }], "decide": "next" }],
+            "guards": [{ "id": "g", "tools": ["nothing"], "deny": null }],
+            "execute": [{ "id": "w", "do": [{ "emit": "w" }], "around": { "afterNext": [{ "emit": "w:after" }] } },
+                        { "id": "c", "around": { "cachedFrom": "c1" } }],
+            "postExecute": [{ "id": "post", "do": [{ "emit": "post" }], "decide": { "accept": { "content": [{ "type": "text", "text": "P" }] } } }],
+        },
+    }));
+    let (events, r) = run_call(&mut h, "c1", "echo", json!({ "a": 1 }));
+    assert_eq!(r, json!({ "isError": false, "value": { "a": 1 }, "content": [{ "type": "text", "text": "P" }] }));
+    let want = [json!("first"), json!("pre"), json!("w"), json!("body"), json!("w:after"), json!("post"), Value::Null];
+    assert_eq!(labels(&events), want, "{events:?}");
+    // The cache replays c1's result for c2 (revalidated and re-rendered), without running the body.
+    let (events, r) = run_call(&mut h, "c2", "echo", json!({ "a": 2 }));
+    assert_eq!(r["value"], json!({ "a": 1 }), "{r}");
+    assert!(!labels(&events).contains(&json!("body")));
+    let (_, r) = h.ok("hooks/add", json!({ "session": "s", "kind": "guards", "listener": { "id": "boom", "do": [{ "throw": "guard blew" }], "deny": null } }));
+    assert_eq!(r["outcome"], json!({ "ok": true }));
+    let (events, r) = run_call(&mut h, "c3", "echo", json!({}));
+    assert_eq!(r["error"], json!({ "message": "guard blew" }), "{r}");
+    assert!(!labels(&events).contains(&json!("post")), "final: {events:?}");
+}
+
+#[test]
+fn timeout_on_gate_and_wait_for_marks() {
+    let mut h = Harness::new();
+    open(&mut h, json!({
+        "tools": [tool("slow", json!([{ "emit": "entered" }, { "awaitAbort": true }, { "emitSignal": "left" }, { "return": 1 }]))],
+        "hooks": { "execute": [{ "id": "t", "around": { "timeoutOnGate": "deadline" } }] },
+    }));
+    h.ok("call/start", json!({ "session": "s", "callId": "c1", "name": "slow", "arguments": {} }));
+    h.ok("events/waitFor", json!({ "session": "s", "label": "entered" }));
+    // Already sent: answered at once.
+    h.ok("events/waitFor", json!({ "session": "s", "label": "entered" }));
+    h.ok("gate/open", json!({ "session": "s", "gate": "deadline" }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "c1" }));
+    assert_eq!(
+        r["result"],
+        json!({ "isError": true, "error": { "message": "tool \"slow\" timed out", "code": "TOOL_TIMEOUT", "name": "ToolTimeoutError" },
+                "content": [{ "type": "text", "text": "Error: tool \"slow\" timed out" }] })
+    );
+    let (_, r) = h.ok("session/close", json!({ "session": "s" }));
+    assert_eq!(r["leaks"], json!({ "pendingCalls": [], "unopenedGates": [], "liveTasks": 0 }));
+}
+
+#[test]
+fn approval_answers_asks_of_agents() {
+    let mut h = Harness::new();
+    open(&mut h, json!({
+        "agents": ["a1"],
+        "approval": { "answer": "rejected", "do": [{ "emit": "asked" }] },
+        "tools": [tool("echo", json!([{ "return": 1 }]))],
+        "hooks": { "preExecute": [{ "id": "ask", "decide": { "ask": null } }] },
+    }));
+    let (events, _) = h.ok("call/start", json!({ "session": "s", "callId": "c1", "name": "echo", "arguments": {}, "agent": "a1" }));
+    assert_eq!(labels(&events)[0], json!("asked"));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "c1" }));
+    assert_eq!(r["result"]["error"], json!({ "message": "the user rejected tool \"echo\"" }));
+    let (_, r) = h.ok("scope/restrict", json!({ "session": "s", "agent": "a1", "deny": ["echo"], "as": "m" }));
+    assert_eq!(r["outcome"], json!({ "ok": true }));
+    let (_, r) = h.ok("tools/get", json!({ "session": "s", "name": "echo", "agent": "a1" }));
+    assert_eq!(r["tool"], Value::Null);
+    h.ok("handle/dispose", json!({ "session": "s", "handle": "m" }));
+    let (_, r) = h.ok("tools/get", json!({ "session": "s", "name": "echo", "agent": "a1" }));
+    assert_eq!(r["tool"]["name"], "echo");
 }
 
 #[test]
