@@ -214,7 +214,7 @@ fn push_scalar(out: &mut String, k: &Keywords<'_>, broad: &str, state: &mut Stat
 }
 
 enum Task<'a> {
-    Node { node: &'a Value, class_name: String, list_depth: usize },
+    Node { node: &'a Value, class_name: ClassName<'a>, list_depth: usize },
     Text(&'static str),
     /// Start one `TypedDict` field line in the innermost open class.
     Field { name: &'a str, prop: &'a Value, required: bool },
@@ -222,17 +222,35 @@ enum Task<'a> {
     CloseClass { name: String, open: bool, empty: bool },
 }
 
+/// A class-name base, derived only when a node needs it: most fields are scalars and never do.
+#[derive(Clone)]
+enum ClassName<'a> {
+    Ready(String),
+    /// The base of field `field` of the class allocated as `parent`.
+    Field { parent: std::rc::Rc<str>, field: &'a str },
+}
+
+impl ClassName<'_> {
+    fn resolve(self) -> String {
+        match self {
+            ClassName::Ready(name) => name,
+            ClassName::Field { parent, field } => names::child_class_name(&parent, &names::camel_case(field)),
+        }
+    }
+}
+
 /// Render `schema` (absent = not a schema) as a type expression; `class_name` names its object
 /// shape, and the empty name marks the context-free entry point.
 fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> String {
-    let Some(schema) = schema.filter(|s| subset::is_supported(s)) else {
+    let Some((schema, analysis)) = schema.and_then(|s| Some((s, subset::analyze(s)?))) else {
         state.any = true;
         return "Any".to_owned();
     };
+    let mut next_id = 0usize;
     let context_free = class_name.is_empty();
     // sinks[0] receives the expression; each open class body is a further sink.
     let mut sinks: Vec<String> = vec![String::new()];
-    let mut tasks: Vec<Task<'_>> = vec![Task::Node { node: schema, class_name: class_name.to_owned(), list_depth: 0 }];
+    let mut tasks: Vec<Task<'_>> = vec![Task::Node { node: schema, class_name: ClassName::Ready(class_name.to_owned()), list_depth: 0 }];
     while let Some(task) = tasks.pop() {
         let Some(sink) = sinks.last_mut() else { break };
         match task {
@@ -265,16 +283,21 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                 }
             }
             Task::Node { node, class_name, list_depth } => {
-                let Value::Object(map) = node else {
+                let id = next_id;
+                next_id += 1;
+                // A degraded node's subtree is never visited: step over its ids.
+                let subtree = analysis.sizes.get(id).copied().unwrap_or(1);
+                if !node.is_object() {
                     state.any = true;
                     sink.push_str("Any");
                     continue;
-                };
-                let k = Keywords::of(map);
+                }
+                let k = analysis.keys.get(id).copied().unwrap_or_default();
                 if let Some(Value::Array(branches)) = k.one_of {
+                    let class_name = class_name.resolve();
                     for (index, branch) in branches.iter().enumerate().rev() {
                         let branch_name = names::child_class_name(&class_name, &(index + 1).to_string());
-                        tasks.push(Task::Node { node: branch, class_name: branch_name, list_depth });
+                        tasks.push(Task::Node { node: branch, class_name: ClassName::Ready(branch_name), list_depth });
                         if index > 0 {
                             tasks.push(Task::Text(" | "));
                         }
@@ -300,6 +323,7 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         Some(_) if list_depth >= MAX_LIST_NESTING => {
                             state.any = true;
                             sink.push_str("Any");
+                            next_id += subtree - 1;
                         }
                         Some(items) => {
                             sink.push_str("list[");
@@ -319,9 +343,10 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         {
                             state.any = true;
                             sink.push_str("dict[str, Any]");
+                            next_id += subtree - 1;
                             continue;
                         }
-                        let allocated = state.allocate(&class_name);
+                        let allocated = state.allocate(&class_name.resolve());
                         state.typed_dict = true;
                         let required = Required::of(&k);
                         let mut body = String::with_capacity(64 + entries.len() * 32);
@@ -330,12 +355,10 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         body.push_str("(TypedDict):");
                         sinks.push(body);
                         let empty = entries.is_empty();
-                        let field_bases: Vec<String> = entries
-                            .iter()
-                            .map(|(name, _)| names::child_class_name(&allocated, &names::camel_case(name)))
-                            .collect();
+                        let parent: std::rc::Rc<str> = std::rc::Rc::from(allocated.as_str());
                         tasks.push(Task::CloseClass { name: allocated, open, empty });
-                        for ((name, prop), field_class) in entries.into_iter().zip(field_bases).rev() {
+                        for (name, prop) in entries.into_iter().rev() {
+                            let field_class = ClassName::Field { parent: parent.clone(), field: name };
                             let is_required = required.contains(name);
                             if !is_required {
                                 tasks.push(Task::Text("]"));

@@ -143,57 +143,77 @@ fn scalar_node_ok(ty: &str, k: &Keywords<'_>) -> bool {
     }
 }
 
+/// A schema that belongs to the subset, with every node's keywords and subtree size in render
+/// (pre-)order, so the renderers read each node once and can skip a degraded subtree.
+pub(crate) struct Analysis<'a> {
+    pub(crate) keys: Vec<Keywords<'a>>,
+    /// Nodes in each node's subtree, itself included.
+    pub(crate) sizes: Vec<usize>,
+}
+
 /// Whether `root` belongs to the enforced subset.
+#[cfg(test)]
 pub(crate) fn is_supported(root: &Value) -> bool {
-    let mut stack: Vec<&Value> = vec![root];
-    while let Some(node) = stack.pop() {
-        let Value::Object(map) = node else { return false };
+    analyze(root).is_some()
+}
+
+/// `Some` when `root` belongs to the enforced subset. Children are visited in render order: `oneOf`
+/// branches, `items`, properties in `Object.entries` order.
+pub(crate) fn analyze(root: &Value) -> Option<Analysis<'_>> {
+    let mut keys: Vec<Keywords<'_>> = Vec::new();
+    let mut parents: Vec<usize> = Vec::new();
+    let mut stack: Vec<(&Value, usize)> = vec![(root, usize::MAX)];
+    while let Some((node, parent)) = stack.pop() {
+        let Value::Object(map) = node else { return None };
         let k = Keywords::of(map);
         if k.foreign {
-            return false;
+            return None;
         }
+        let id = keys.len();
+        keys.push(k);
+        parents.push(parent);
         match (k.ty, k.one_of) {
-            (Some(_), Some(_)) => return false,
+            (Some(_), Some(_)) => return None,
             (None, None) => {
                 if k.has_one_of_sibling() {
-                    return false;
+                    return None;
                 }
             }
             (None, Some(branches)) => {
                 if k.has_one_of_sibling() {
-                    return false;
+                    return None;
                 }
                 match branches {
-                    Value::Array(items) if items.len() >= 2 => stack.extend(items),
-                    _ => return false,
+                    Value::Array(items) if items.len() >= 2 => stack.extend(items.iter().rev().map(|v| (v, id))),
+                    _ => return None,
                 }
             }
             (Some(ty), None) => {
-                let Some(ty) = ty.as_str() else { return false };
+                let Some(ty) = ty.as_str() else { return None };
                 match ty {
                     "object" => {
                         if k.items.is_some() || k.enumeration.is_some() || k.constant.is_some() {
-                            return false;
+                            return None;
                         }
                         if !matches!(k.additional_properties, None | Some(Value::Bool(_))) {
-                            return false;
+                            return None;
                         }
                         let properties = match k.properties {
                             None => None,
                             Some(Value::Object(properties)) => Some(properties),
-                            Some(_) => return false,
+                            Some(_) => return None,
                         };
                         if let Some(required) = k.required {
-                            let Value::Array(names) = required else { return false };
+                            let Value::Array(names) = required else { return None };
                             for name in names {
-                                let Value::String(name) = name else { return false };
+                                let Value::String(name) = name else { return None };
                                 if !properties.is_some_and(|p| p.contains_key(name)) {
-                                    return false;
+                                    return None;
                                 }
                             }
                         }
                         if let Some(properties) = properties {
-                            stack.extend(properties.values());
+                            stack.extend(js::entries(properties).into_iter().rev().map(|(_, v)| (v, id)));
                         }
                     }
                     "array" => {
@@ -203,26 +223,33 @@ pub(crate) fn is_supported(root: &Value) -> bool {
                             || k.enumeration.is_some()
                             || k.constant.is_some()
                         {
-                            return false;
+                            return None;
                         }
                         if let Some(items) = k.items {
-                            stack.push(items);
+                            stack.push((items, id));
                         }
                     }
                     _ if SCALAR_TYPES.contains(&ty) => {
                         if k.properties.is_some() || k.required.is_some() || k.additional_properties.is_some() || k.items.is_some() {
-                            return false;
+                            return None;
                         }
                         if !scalar_node_ok(ty, &k) {
-                            return false;
+                            return None;
                         }
                     }
-                    _ => return false,
+                    _ => return None,
                 }
             }
         }
     }
-    true
+    let mut sizes = vec![1usize; keys.len()];
+    for id in (1..keys.len()).rev() {
+        let size = sizes[id];
+        if let Some(parent) = sizes.get_mut(parents[id]) {
+            *parent += size;
+        }
+    }
+    Some(Analysis { keys, sizes })
 }
 
 #[cfg(test)]

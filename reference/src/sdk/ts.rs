@@ -190,7 +190,7 @@ fn own_flag(k: &Keywords<'_>, kids: &Children<'_>) -> bool {
 }
 
 /// For every node in render (pre-)order: whether its rendered text contains `|` or `&`.
-fn union_flags(root: &Value) -> Vec<bool> {
+fn union_flags<'a>(root: &'a Value, keys: &[Keywords<'a>]) -> Vec<bool> {
     let mut flags: Vec<bool> = Vec::new();
     let mut parents: Vec<usize> = Vec::new();
     let mut stack: Vec<(&Value, usize)> = vec![(root, usize::MAX)];
@@ -201,7 +201,8 @@ fn union_flags(root: &Value) -> Vec<bool> {
             flags.push(false);
             continue;
         };
-        let k = Keywords::of(map);
+        let _ = map;
+        let k = keys.get(id).copied().unwrap_or_default();
         let kids = children(&k);
         flags.push(own_flag(&k, &kids));
         match kids {
@@ -230,11 +231,11 @@ enum Task<'a> {
 
 /// Append the type text of `schema` rendered at `indent`.
 pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
-    if !subset::is_supported(schema) {
+    let Some(analysis) = subset::analyze(schema) else {
         out.push_str("unknown");
         return;
-    }
-    let flags = union_flags(schema);
+    };
+    let flags = union_flags(schema, &analysis.keys);
     let mut next_id = 0usize;
     let mut tasks: Vec<Task<'_>> = vec![Task::Node(schema, indent)];
     while let Some(task) = tasks.pop() {
@@ -260,11 +261,11 @@ pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
             Task::Node(node, indent) => {
                 let id = next_id;
                 next_id += 1;
-                let Value::Object(map) = node else {
+                if !node.is_object() {
                     out.push_str("unknown");
                     continue;
-                };
-                let k = Keywords::of(map);
+                }
+                let k = analysis.keys.get(id).copied().unwrap_or_default();
                 let open = k.open();
                 match children(&k) {
                     Children::Branches(branches) => {
