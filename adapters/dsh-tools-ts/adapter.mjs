@@ -22,7 +22,7 @@ const UPSTREAM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@deepseek-ai/dsh-tools/package.json', import.meta.url), 'utf8'),
 ).version;
 const FEATURES = [
-  'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners',
+  'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
   'code-mode', 'prompt', 'sdk',
 ];
 const RUNTIMES = ['typescript'];
@@ -495,7 +495,7 @@ class FixtureSession {
   }
 }
 
-const HOOK_KINDS = ['preExecute', 'guards', 'execute', 'postExecute', 'results'];
+const HOOK_KINDS = ['preExecute', 'guards', 'execute', 'postExecute', 'results', 'changes'];
 
 // ---------------------------------------------------------------------------------------------------
 // Tool fixtures → definitions.
@@ -815,6 +815,13 @@ const LISTENERS = {
       return outcome instanceof Promise ? outcome : undefined;
     }, options);
   },
+
+  changes(session, ctx, listener) {
+    if (listener.tools !== undefined) throw new AdapterError(`changes listener "${listener.id}": unknown field "tools"`);
+    const { options } = listenerCommon(listener, 'changes', undefined);
+    const program = compile(listener.do, `changes "${listener.id}" do`, { sync: true });
+    return ctx.on('tools/change', () => { run(program, { session }); }, options);
+  },
 };
 
 /** The wrapper-authored failure of `timeoutOnGate` (adapter-authored: upstream rc.8 ships no timeout policy). */
@@ -933,7 +940,6 @@ const METHODS = {
     const handle = need(params, 'handle', 'string');
     const disposer = session.handles.get(handle);
     if (disposer === undefined) throw new AdapterError(`unknown handle "${handle}"`);
-    session.handles.delete(handle);
     await disposer();
     return {};
   },

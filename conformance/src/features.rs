@@ -21,6 +21,8 @@ pub const POST_EXECUTE: &str = "post-execute";
 pub const FINALIZE_CONTENT: &str = "finalize-content";
 /// `results` hooks.
 pub const RESULT_LISTENERS: &str = "result-listeners";
+/// `changes` hooks.
+pub const CHANGE_LISTENERS: &str = "change-listeners";
 /// `mode` other than `native`, or a `presentAs` step.
 pub const CODE_MODE: &str = "code-mode";
 /// `assemble` steps.
@@ -105,6 +107,7 @@ pub fn hook_listeners(hooks: &Hooks) -> Vec<Listener> {
     out.extend(hooks.execute.iter().flatten().cloned().map(Listener::Execute));
     out.extend(hooks.post_execute.iter().flatten().cloned().map(Listener::PostExecute));
     out.extend(hooks.results.iter().flatten().cloned().map(Listener::Results));
+    out.extend(hooks.changes.iter().flatten().cloned().map(Listener::Changes));
     out
 }
 
@@ -116,6 +119,7 @@ fn listener_features(listener: &Listener, add: &mut impl FnMut(&str)) {
         Listener::Execute(_) => add(EXECUTE_WRAPPERS),
         Listener::PostExecute(_) => add(POST_EXECUTE),
         Listener::Results(_) => add(RESULT_LISTENERS),
+        Listener::Changes(_) => add(CHANGE_LISTENERS),
         Listener::PreExecute(_) | Listener::Guards(_) => {}
     }
 }

@@ -26,6 +26,9 @@ pub struct Hooks {
     /// Observe-only `tools/result` listeners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<Vec<ResultListener>>,
+    /// Observe-only `tools/change` listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<ChangeListener>>,
 }
 
 /// A listener tagged with its kind: `{ preExecute: {...} }`, `{ guards: {...} }`, ...
@@ -42,6 +45,8 @@ pub enum Listener {
     PostExecute(PostExecuteListener),
     /// A `results` listener.
     Results(ResultListener),
+    /// A `changes` listener.
+    Changes(ChangeListener),
 }
 
 impl Listener {
@@ -53,6 +58,7 @@ impl Listener {
             Listener::Execute(_) => "execute",
             Listener::PostExecute(_) => "postExecute",
             Listener::Results(_) => "results",
+            Listener::Changes(_) => "changes",
         }
     }
 
@@ -64,6 +70,7 @@ impl Listener {
             Listener::Execute(l) => l.common(),
             Listener::PostExecute(l) => l.common(),
             Listener::Results(l) => l.common(),
+            Listener::Changes(l) => l.common(),
         }
     }
 
@@ -75,6 +82,7 @@ impl Listener {
             Listener::Execute(l) => serde_json::to_value(l),
             Listener::PostExecute(l) => serde_json::to_value(l),
             Listener::Results(l) => serde_json::to_value(l),
+            Listener::Changes(l) => serde_json::to_value(l),
         };
         v.unwrap_or(Value::Null)
     }
@@ -196,6 +204,36 @@ impl ResultListener {
             id: &self.id,
             agent: self.agent.as_deref(),
             tools: self.tools.as_deref(),
+            prepend: self.prepend.unwrap_or(false),
+            r#do: self.r#do.as_deref(),
+        }
+    }
+}
+
+/// An observe-only `tools/change` listener: runs `do` for each registry change notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChangeListener {
+    /// A label.
+    pub id: String,
+    /// Register through this agent's scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Register ahead of the existing listeners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepend: Option<bool>,
+    /// Instructions run for each notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#do: Option<Vec<Instruction>>,
+}
+
+impl ChangeListener {
+    /// The fields every listener has.
+    pub fn common(&self) -> ListenerCommon<'_> {
+        ListenerCommon {
+            id: &self.id,
+            agent: self.agent.as_deref(),
+            tools: None,
             prepend: self.prepend.unwrap_or(false),
             r#do: self.r#do.as_deref(),
         }
