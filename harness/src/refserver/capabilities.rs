@@ -17,7 +17,9 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// and `tools/result` observers.
 ///
 /// Not advertised: `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt
-/// contribution), `sdk` (the renderers exist in `dsh_tools::sdk`, but `sdk/render` is not served yet);
+/// contribution), `sdk` (`sdk/render` is served through `dsh_tools::sdk` and matches
+/// upstream byte for byte on well-formed tool lists, but a malformed list is a reference parse error
+/// where upstream renders or throws its own JavaScript `TypeError`; the SDK owners decide when to claim it);
 /// no code runtimes.
 pub const FEATURES: &[&str] =
     &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners"];

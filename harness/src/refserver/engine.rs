@@ -335,7 +335,7 @@ impl Engine {
             "scope/restrict" => self.restrict(params),
             "scope/presentAs" => Err(Failure::unsupported("scope/presentAs (dsh-tools has no Code Mode presentation yet)")),
             "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
-            "sdk/render" => Err(Failure::unsupported("sdk/render (dsh-tools has no SDK renderers yet)")),
+            "sdk/render" => sdk_render(params),
             _ => return None,
         };
         Some(outcome)
@@ -439,4 +439,29 @@ fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
         return Err(Failure::unsupported(format!("setup.runtime {} (no code runtime in dsh-tools yet)", language.as_str())));
     }
     Ok(())
+}
+
+/// `sdk/render`: `dsh_tools::sdk` renders the tool list (upstream `renderToolsSdk` / `renderToolsSdkPy`).
+/// A list whose structure the reference cannot read is a `TypeError` outcome with the reference's
+/// message (upstream's JavaScript `TypeError` texts are not reproduced).
+fn sdk_render(params: Params<'_>) -> Result<Value, Failure> {
+    let render: fn(&[dsh_tools::sdk::SdkToolSchema]) -> String = match params.str("language")? {
+        "typescript" => dsh_tools::sdk::render_tools_sdk,
+        "python" => dsh_tools::sdk::render_tools_sdk_py,
+        other => return Err(Failure::params(format!("unknown SDK language {other:?}"))),
+    };
+    let tools = deep::clone(params.req("tools")?);
+    match dsh_tools::sdk::parse_tool_list(tools) {
+        Ok(list) => {
+            let text = render(&list);
+            for tool in list {
+                deep::dismantle(tool.parameters);
+                if let Some(output) = tool.output {
+                    deep::dismantle(output);
+                }
+            }
+            Ok(json!({ "outcome": { "ok": true }, "text": text }))
+        }
+        Err(e) => Ok(json!({ "outcome": { "threw": { "message": e.to_string(), "name": "TypeError" } } })),
+    }
 }

@@ -22,7 +22,8 @@
 //! masks, `scope/drop` through `dispose_scope`); every listener kind — `preExecute`, guards (fallible: a
 //! `throw` in `do` is final), `execute` around-wrappers (every `around`), `postExecute` (every decision),
 //! `results` — with `prepend: true` (except guards, which have no such option upstream either);
-//! `setup.approval` (an `ApprovalSeam` running `do`, see [`fixtures::approval`]); `events/waitFor`.
+//! `setup.approval` (an `ApprovalSeam` running `do`, see [`fixtures::approval`]); `events/waitFor`;
+//! `sdk/render` (`dsh_tools::sdk`; served, but `sdk` is not advertised: see `capabilities.rs`).
 //!
 //! A `results` listener's `do` runs synchronously up to its first wait, the rest as a session task (the
 //! pipeline does not await it, as upstream's emitter does not await a listener's promise).
@@ -31,8 +32,7 @@
 //! callbacks (guards, `finalizeContent`: synchronous upstream too), `render: { invalid: true }`
 //! (upstream passes a non-content render value through as the result's `content`; `RenderFn` returns
 //! content blocks by type), `setup.mode` other than native, `maxParallelSubCalls`, `runtime`, and the
-//! requests `scope/presentAs`, `prompt/assemble` (no Code Mode, no prompt contribution in `dsh-tools`) and
-//! `sdk/render` (not served yet).
+//! requests `scope/presentAs` and `prompt/assemble` (no Code Mode, no prompt contribution in `dsh-tools`).
 
 pub mod capabilities;
 pub mod calls;

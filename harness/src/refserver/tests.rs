@@ -326,6 +326,10 @@ fn what_dsh_tools_lacks_is_an_error_naming_it() {
     open(&mut h, json!({}));
     let (_, r) = h.call("prompt/assemble", json!({ "session": "s" }));
     assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
+    let (_, r) = h.ok("sdk/render", json!({ "session": "s", "language": "typescript", "tools": [] }));
+    assert!(r["text"].as_str().is_some_and(|t| t.contains("run_code")), "{r}");
+    let (_, r) = h.ok("sdk/render", json!({ "session": "s", "language": "python", "tools": [5] }));
+    assert_eq!(r["outcome"]["threw"]["name"], "TypeError", "{r}");
     let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "guards", "listener": { "id": "x", "do": [{ "wait": "g" }], "deny": null } }));
     assert_eq!(r["error"]["code"], json!(super::rpc::UNSUPPORTED), "{r}");
     let (_, r) = h.call("hooks/add", json!({ "session": "s", "kind": "results", "listener": { "id": "x", "do": [{ "nope": 1 }] } }));
