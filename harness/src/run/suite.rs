@@ -6,9 +6,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dsh_conformance::{Scenario, protocol};
+use dsh_conformance::Scenario;
+use dsh_conformance::checker::{self, CheckOptions};
+use dsh_conformance::outcome::Outcome as CheckOutcome;
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
-use serde_json::{Value, json};
 
 use super::outcome::{Outcome, Verdict};
 
@@ -72,33 +73,27 @@ pub fn not_applicable(scenario: &Scenario, info: &SubjectInfo) -> Option<String>
     dsh_conformance::features::applicability(info, scenario)
 }
 
-/// Runs one scenario against a subject.
-pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Duration) -> Verdict {
-    // Interim until the conformance crate's checker lands: open and close the session only.
-    let open = protocol::open_request(scenario);
-    let close = protocol::close_request(&scenario.id);
-    let steps = [(open.method, open.params), (close.method, close.params)];
-    let mut leaks = Value::Null;
-    for (index, (method, params)) in steps.into_iter().enumerate() {
-        match subject.request(method, params, step_timeout) {
-            Ok(reply) => match reply.result {
-                Ok(result) => leaks = result.get("leaks").cloned().unwrap_or(Value::Null),
-                Err(e) => {
-                    let msg = format!("`{method}` answered with JSON-RPC error {}: {}", e.code, e.message);
-                    return Verdict::new(Outcome::Error, Some("adapter"), msg);
-                }
-            },
-            Err(e) => return subject_error(e, &format!("step {index} ({method})")),
-        }
-    }
-    if !scenario.steps.is_empty() {
-        return Verdict::new(Outcome::Error, Some("harness"), "the scenario checker has not landed in dsh-conformance yet");
-    }
-    let clean = json!({ "pendingCalls": [], "unopenedGates": [], "liveTasks": 0 });
-    if leaks == clean {
-        Verdict::new(Outcome::Pass, None, "")
-    } else {
-        Verdict::new(Outcome::Fail, None, format!("session/close reported leaks: {leaks}"))
+/// Runs one scenario against a subject (`dsh_conformance::checker::run_scenario`). The second value says
+/// whether the subject must be restarted before it serves again.
+pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Duration) -> (Verdict, bool) {
+    let record = checker::run_scenario(subject, scenario, &CheckOptions { step_timeout });
+    let mut verdict = from_outcome(&record.outcome);
+    verdict.transcript = record.transcript;
+    (verdict, record.restart_needed)
+}
+
+/// The runner's verdict for a checker outcome.
+fn from_outcome(outcome: &CheckOutcome) -> Verdict {
+    let detail = outcome.detail();
+    match outcome {
+        CheckOutcome::Pass => Verdict::new(Outcome::Pass, None, ""),
+        CheckOutcome::Fail { .. } => Verdict::new(Outcome::Fail, None, detail),
+        CheckOutcome::XFail { .. } => Verdict::new(Outcome::Xfail, None, detail),
+        CheckOutcome::XPass { .. } => Verdict::new(Outcome::Xpass, None, detail),
+        CheckOutcome::Skip { kind, .. } => Verdict::new(Outcome::Skip, Some(kind.as_str()), detail),
+        CheckOutcome::Error { kind, .. } => Verdict::new(Outcome::Error, Some(kind.as_str()), detail),
+        CheckOutcome::Timeout { step } => Verdict::new(Outcome::Timeout, Some(step), detail),
+        CheckOutcome::Crash { status, .. } => Verdict::new(Outcome::Crash, Some(status), detail),
     }
 }
 

@@ -56,13 +56,16 @@ fn check(ctx: &Context, scenario: Scenario) -> Verdict {
         Err(e) => return suite::subject_error(e, "initialize (adapter restart)"),
     };
     let _stale = lease.subject.take_transcript();
-    let mut verdict = suite::check(&mut *lease.subject, &scenario, ctx.step_timeout);
+    let (mut verdict, restart) = suite::check(&mut *lease.subject, &scenario, ctx.step_timeout);
     let transcript = lease.subject.take_transcript();
     if verdict.transcript.is_empty() {
         verdict.transcript = transcript;
     }
-    lease.needs_restart = matches!(verdict.outcome, Outcome::Crash | Outcome::Timeout)
+    lease.needs_restart = restart
+        || matches!(verdict.outcome, Outcome::Crash | Outcome::Timeout)
         || (verdict.outcome == Outcome::Error && verdict.detail.as_deref() == Some("adapter"));
+    // Scenarios may hold deep values: take them apart here, on the trial's large stack.
+    drop(scenario);
     ctx.pool.give_back(lease);
     verdict
 }
