@@ -16,7 +16,7 @@ fn on_big_stack(f: impl FnOnce() + Send + 'static) {
 }
 
 fn wrap(leaf: Value, depth: usize, mut f: impl FnMut(Value, usize) -> Value) -> Value {
-    (0..depth).fold(leaf, |inner, level| f(inner, level))
+    (0..depth).fold(leaf, &mut f)
 }
 
 /// `template` with `inner` moved in at `key` (`json!` would deep-copy an interpolated `Value`).

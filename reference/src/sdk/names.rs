@@ -30,7 +30,8 @@ fn is_reserved(name: &str) -> bool {
 
 /// A name usable as a class-syntax `TypedDict` field: bare, not reserved, not name-mangled (`__x`).
 pub(crate) fn is_field_name(name: &str) -> bool {
-    is_bare_identifier(name) && !is_reserved(name) && !(name.starts_with("__") && !name.ends_with("__"))
+    let mangled = name.starts_with("__") && !name.ends_with("__");
+    is_bare_identifier(name) && !is_reserved(name) && !mangled
 }
 
 /// A tool name reachable as `tools.name`: bare, not reserved, not underscore-leading.

@@ -189,7 +189,7 @@ pub(crate) fn analyze(root: &Value) -> Option<Analysis<'_>> {
                 }
             }
             (Some(ty), None) => {
-                let Some(ty) = ty.as_str() else { return None };
+                let ty = ty.as_str()?;
                 match ty {
                     "object" => {
                         if k.items.is_some() || k.enumeration.is_some() || k.constant.is_some() {
