@@ -195,6 +195,12 @@ impl ToolRuntime {
         self.inner.registry.changes.add(None, observer)
     }
 
+    /// [`on_change`](Self::on_change) ahead of every observer already registered (cordis
+    /// `{ prepend: true }`). REG-019.
+    pub fn prepend_change(&self, observer: ChangeObserver) -> HookGuard {
+        self.inner.registry.changes.add_first(None, observer)
+    }
+
     /// Dispose everything registered for `scope` — its tools, guards and hooks — as disposing an agent's
     /// context does upstream. Outstanding handles for them become no-ops.
     pub fn dispose_scope(&self, scope: &ScopeKey) {
