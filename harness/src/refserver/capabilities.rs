@@ -14,7 +14,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// Features of `spec/README.md` § Features the reference implements now: agent scopes (`ScopeKey`
 /// layers, scoped hooks, masks), the approval seam (`mount_approval`), `tools/execute` around-wrappers
 /// (`on_execute`), the `tools/post-execute` waterfall (`on_post_execute`), the `finalizeContent` stage,
-/// and `tools/result` observers.
+/// `tools/result` observers and `tools/change` observers (`on_change`).
 ///
 /// Not advertised: `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt
 /// contribution), `sdk` (`sdk/render` is served through `dsh_tools::sdk` and matches
@@ -22,7 +22,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// where upstream renders or throws its own JavaScript `TypeError`; the SDK owners decide when to claim it);
 /// no code runtimes.
 pub const FEATURES: &[&str] =
-    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners"];
+    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

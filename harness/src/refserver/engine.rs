@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use dsh_conformance::fixture::{Mode, Setup, ToolFixture};
 use dsh_conformance::listener::{
-    ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
+    ChangeListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
 };
 use dsh_tools::{
     ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolFilter, ToolRuntime, ToolsConfig,
@@ -60,6 +60,8 @@ struct State {
     orphans: Vec<Held>,
     /// The subject's own observers.
     own: Vec<HookGuard>,
+    /// Handles disposed already: disposing one again calls the same (now no-op) disposer again.
+    disposed: std::collections::HashSet<String>,
 }
 
 /// The runtime of one session.
@@ -155,6 +157,9 @@ impl Engine {
         for l in hooks.results.iter().flatten() {
             self.add_results(l, None)?;
         }
+        for l in hooks.changes.iter().flatten() {
+            self.add_changes(l, None)?;
+        }
         Ok(())
     }
 
@@ -213,6 +218,7 @@ impl Engine {
 
     fn hold(&self, handle: String, held: Held) {
         let mut state = self.state();
+        state.disposed.remove(&handle);
         if let Some(previous) = state.handles.insert(handle, held) {
             state.orphans.push(previous);
         }
@@ -277,6 +283,17 @@ impl Engine {
         } else {
             self.runtime.on_post_execute(scope.as_ref(), listener)
         };
+        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        Ok(())
+    }
+
+    /// A `tools/change` observer. `dsh-tools` notifies change observers of every registry change (there
+    /// is no scoped variant): one registered through an agent is dropped with the agent.
+    fn add_changes(&self, l: &ChangeListener, alias: Option<&str>) -> Result<(), Failure> {
+        let observer = hooks::changes(l, &self.shared)?;
+        self.registering_scope(l.agent.as_deref())?;
+        let guard =
+            if l.common().prepend { self.runtime.prepend_change(observer) } else { self.runtime.on_change(observer) };
         self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
         Ok(())
     }
@@ -357,6 +374,7 @@ impl Engine {
             "execute" => self.add_execute(&params.parse("listener")?, alias)?,
             "postExecute" => self.add_post_execute(&params.parse("listener")?, alias)?,
             "results" => self.add_results(&params.parse("listener")?, alias)?,
+            "changes" => self.add_changes(&params.parse("listener")?, alias)?,
             other => return Err(Failure::params(format!("unknown hook kind {other:?}"))),
         }
         Ok(json!({ "outcome": { "ok": true } }))
@@ -386,7 +404,18 @@ impl Engine {
 
     fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
         let handle = params.str("handle")?;
-        let held = self.state().handles.remove(handle).ok_or_else(|| Failure::unknown("handle", handle))?;
+        let held = {
+            let mut state = self.state();
+            match state.handles.remove(handle) {
+                Some(held) => {
+                    state.disposed.insert(handle.to_owned());
+                    held
+                }
+                // A handle stays valid: its disposer ran already, and running it again changes nothing.
+                None if state.disposed.contains(handle) => return Ok(json!({})),
+                None => return Err(Failure::unknown("handle", handle)),
+            }
+        };
         drop(held);
         Ok(json!({}))
     }

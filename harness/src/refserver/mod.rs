@@ -21,8 +21,9 @@
 //! strings, every `concurrency` classifier, `finalizeContent`, bodies); agents (scopes, `scope/restrict`
 //! masks, `scope/drop` through `dispose_scope`); every listener kind — `preExecute`, guards (fallible: a
 //! `throw` in `do` is final), `execute` around-wrappers (every `around`), `postExecute` (every decision),
-//! `results` — with `prepend: true` (except guards, which have no such option upstream either);
+//! `results`, `changes` — with `prepend: true` (except guards, which have no such option upstream either);
 //! `setup.approval` (an `ApprovalSeam` running `do`, see [`fixtures::approval`]); `events/waitFor`;
+//! `handle/dispose` of a handle disposed already (a no-op, as its disposer is idempotent);
 //! `sdk/render` (`dsh_tools::sdk`; served, but `sdk` is not advertised: see `capabilities.rs`).
 //!
 //! A `results` listener's `do` runs synchronously up to its first wait, the rest as a session task (the

@@ -314,8 +314,25 @@ fn registry_requests_and_outcomes() {
     assert_eq!(r["result"]["error"], json!({ "message": "no late" }));
     h.ok("handle/dispose", json!({ "session": "s", "handle": "g" }));
     h.ok("scope/drop", json!({ "session": "s", "agent": "a1" }));
+    // A handle stays valid: disposing it again is a no-op; an unknown one is an error.
     let (_, r) = h.call("handle/dispose", json!({ "session": "s", "handle": "g" }));
+    assert!(r.get("result").is_some(), "{r}");
+    let (_, r) = h.call("handle/dispose", json!({ "session": "s", "handle": "never" }));
     assert!(r.get("error").is_some());
+}
+
+#[test]
+fn change_listeners_see_effective_registry_changes() {
+    let mut h = Harness::new();
+    let mut echo = tool("echo", json!([]));
+    echo["register"] = json!(false);
+    open(&mut h, json!({ "tools": [echo], "hooks": { "changes": [{ "id": "watch", "do": [{ "emit": "changed" }] }] } }));
+    let (events, _) = h.ok("tools/register", json!({ "session": "s", "tool": "echo" }));
+    assert_eq!(labels(&events), [json!("changed")]);
+    let (events, _) = h.ok("handle/dispose", json!({ "session": "s", "handle": "echo" }));
+    assert_eq!(labels(&events), [json!("changed")]);
+    let (events, _) = h.ok("handle/dispose", json!({ "session": "s", "handle": "echo" }));
+    assert!(events.is_empty(), "{events:?}");
 }
 
 #[test]
