@@ -13,15 +13,15 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// `-32602`: params missing or of the wrong shape.
 pub const INVALID_PARAMS: i64 = -32602;
-/// `-32001`: the request names something that does not exist (session, handle, call, agent, fixture).
-pub const UNKNOWN_NAME: i64 = -32001;
+/// `-32000`: the request names something that does not exist (session, handle, call, agent, fixture).
+pub const UNKNOWN_NAME: i64 = -32000;
 /// `-32002`: a fixture instruction, hook kind or request the reference does not implement.
 pub const UNSUPPORTED: i64 = -32002;
 /// `-32003`: the request is well-formed but the state forbids it (session already open, ...).
 pub const INVALID_STATE: i64 = -32003;
 
-/// `-32004`: setup asked for a registration the implementation rejected.
-pub const SETUP_REJECTED: i64 = -32004;
+/// `-32001`: setup asked for a registration the implementation rejected (PROTOCOL.md: "setup rejected").
+pub const SETUP_REJECTED: i64 = -32001;
 
 /// Why a request could not be carried out: becomes the `error` of the response.
 #[derive(Debug, Clone, PartialEq)]
