@@ -48,7 +48,11 @@ fn report(figure: &str, n: usize, median: f64) {
 }
 
 fn main() {
-    for n in [10, 100, 1000] {
+    let sizes: Vec<usize> = match std::env::var("SDK_BENCH_SIZES") {
+        Ok(list) => list.split(',').filter_map(|s| s.trim().parse().ok()).collect(),
+        Err(_) => vec![10, 100, 1000],
+    };
+    for n in sizes {
         let tools = tool_schemas(n);
         let ts = median_us(21, || {
             black_box(render_tools_sdk(black_box(&tools)));
