@@ -108,6 +108,16 @@ impl ToolFailure {
         )
     }
 
+    /// `ToolNotFoundError` of the `code` executor collapse: `unknown tool "<name>": only \`run_code\` is
+    /// callable directly — call \`<name>\` from inside a \`run_code\` program instead`. CODE-006.
+    pub fn code_only(tool: &str) -> Self {
+        Self::harness(
+            format!("unknown tool \"{tool}\": {}", crate::presentation::collapse_detail(tool)),
+            "ToolNotFoundError",
+            ErrorCode::UNKNOWN_TOOL,
+        )
+    }
+
     /// `ToolNotFoundError`: `unknown tool "<name>"`.
     pub fn unknown_tool(tool: &str) -> Self {
         Self::harness(format!("unknown tool \"{tool}\""), "ToolNotFoundError", ErrorCode::UNKNOWN_TOOL)

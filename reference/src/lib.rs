@@ -1,10 +1,11 @@
 //! dsh-tools: the reference implementation of the tool registry and execution pipeline of the dsh agent
-//! harness (behaviour of upstream `@deepseek-ai/dsh-tools@0.1.0-rc.8`, native mode).
+//! harness (behaviour of upstream `@deepseek-ai/dsh-tools@0.1.0-rc.8`: native mode, and the Code Mode
+//! presentation core — modes, `presentAs`, the `code` executor collapse — without a code runtime).
 //!
 //! Entry point: [`ToolRuntime`]. Failures are values ([`ToolExecutionResult`]); registrations and hooks
 //! are RAII guards ([`Registration`], [`HookGuard`]).
 //!
-//! Spec: the areas REG, UNK, ARG, OUT and PIPE (each module cites its rule ids).
+//! Spec: the areas REG, UNK, ARG, OUT, PIPE and CODE (each module cites its rule ids).
 
 pub mod approval;
 pub mod definition;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod execution;
 pub mod hooks;
 mod pipeline;
+pub mod presentation;
 pub mod registry;
 pub mod result;
 pub mod runtime;
@@ -36,7 +38,8 @@ pub use pipeline::dispatch::{
 };
 pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter};
 pub use result::{ToolError, ToolExecutionResult};
-pub use runtime::{ToolMode, ToolRuntime, ToolsConfig};
+pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};
+pub use runtime::{ToolRuntime, ToolsConfig};
 pub use schema::check::assert_supported_json_schema;
 pub use schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 pub use schema::validate::validate_json_schema_value;

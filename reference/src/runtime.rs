@@ -1,6 +1,6 @@
 //! [`ToolRuntime`]: the service facade (cheap to clone) over the registry, the hook lists and the pipeline.
 //!
-//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018.
+//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,26 +11,36 @@ use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ToolExecutionInput};
 use crate::hooks::{ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
+use crate::presentation::{ConfigError, PresentAsError, resolve_max_parallel_sub_calls};
 use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
 use crate::scope::ScopeKey;
 
-/// How tools are presented to the model. Only native function calling is implemented.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ToolMode {
-    /// Native function definitions.
-    #[default]
-    Native,
-}
+pub use crate::presentation::ToolMode;
 
 /// Runtime configuration (upstream's `tools` config row).
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct ToolsConfig {
-    /// Presentation mode.
+    /// Presentation of scopes that declare none with [`ToolRuntime::present_as`]. CODE-002.
     pub mode: ToolMode,
+    /// The `run_code` overlap cap; absent = 10. Any JavaScript number can be expressed so that
+    /// [`ToolRuntime::try_new`] rejects what upstream's constructor rejects (CODE-001).
+    pub max_parallel_sub_calls: Option<f64>,
+}
+
+impl ToolsConfig {
+    /// A configuration presenting in `mode`, with the default cap.
+    pub fn with_mode(mode: ToolMode) -> Self {
+        Self { mode, max_parallel_sub_calls: None }
+    }
+
+    /// Upstream's construction check: the resolved `run_code` overlap cap, or
+    /// `maxParallelSubCalls must be a positive integer`. CODE-001.
+    pub fn validate(&self) -> Result<u64, ConfigError> {
+        resolve_max_parallel_sub_calls(self.max_parallel_sub_calls)
+    }
 }
 
 /// The mounted approval seam and the id of the guard that mounted it.
@@ -43,8 +53,8 @@ pub(crate) struct Inner {
     pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
     pub(crate) approval: Arc<Mutex<Option<MountedApproval>>>,
-    #[allow(dead_code)]
-    pub(crate) config: ToolsConfig,
+    /// The resolved `run_code` overlap cap.
+    pub(crate) max_parallel_sub_calls: u64,
 }
 
 impl Inner {
@@ -68,19 +78,54 @@ impl std::fmt::Debug for ToolRuntime {
 }
 
 impl ToolRuntime {
-    /// A runtime with no tools and no hooks.
+    /// A runtime with no tools and no hooks. Infallible: an invalid `max_parallel_sub_calls` resolves to
+    /// the default cap (10) here; use [`try_new`](Self::try_new) for upstream's construction check.
     pub fn new(config: ToolsConfig) -> Self {
+        let cap = config.validate().unwrap_or(crate::presentation::DEFAULT_MAX_PARALLEL_SUB_CALLS);
+        Self::build(config.mode, cap)
+    }
+
+    /// A runtime with no tools and no hooks, rejecting an invalid configuration as upstream's
+    /// constructor does (`maxParallelSubCalls must be a positive integer`). CODE-001.
+    pub fn try_new(config: ToolsConfig) -> Result<Self, ConfigError> {
+        let cap = config.validate()?;
+        Ok(Self::build(config.mode, cap))
+    }
+
+    fn build(mode: ToolMode, max_parallel_sub_calls: u64) -> Self {
         Self {
             inner: Arc::new(Inner {
-                registry: Arc::new(Registry::default()),
+                registry: Arc::new(Registry::new(mode)),
                 pre_execute: HookList::new(),
                 execute_wrappers: HookList::new(),
                 post_execute: HookList::new(),
                 observers: HookList::new(),
                 approval: Arc::new(Mutex::new(None)),
-                config,
+                max_parallel_sub_calls,
             }),
         }
+    }
+
+    /// The resolved `run_code` overlap cap (`maxParallelSubCalls`). CODE-001.
+    pub fn max_parallel_sub_calls(&self) -> u64 {
+        self.inner.max_parallel_sub_calls
+    }
+
+    /// The presentation `scope`'s agent sees (upstream `modeFor`): the nearest [`present_as`] declaration
+    /// on its scope chain, else the config `mode`; `None` (the global view) is the config `mode`. CODE-002.
+    ///
+    /// [`present_as`]: Self::present_as
+    pub fn mode_for(&self, scope: Option<&ScopeKey>) -> ToolMode {
+        self.inner.registry.mode_for(scope)
+    }
+
+    /// Present `scope`'s tools in `mode` instead of the config default (upstream `presentAs`), for that
+    /// scope and its nested scopes. `None` is upstream's plain context: rejected (CODE-003). A second
+    /// declaration in the same scope is rejected whatever its mode (CODE-004). Dropping the guard — or
+    /// disposing the scope — withdraws it (CODE-005). Declaring and withdrawing each emit `tools/change`
+    /// (CODE-012).
+    pub fn present_as(&self, scope: Option<&ScopeKey>, mode: ToolMode) -> Result<HookGuard, PresentAsError> {
+        self.inner.registry.present_as(scope, mode)
     }
 
     /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
@@ -227,9 +272,11 @@ impl ToolRuntime {
     }
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:
-    /// and the arguments are valid); everything else is `Exclusive`.
+    /// and the arguments are valid); everything else — including a call the `code` collapse rejects
+    /// (CODE-011) — is `Exclusive`.
     pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        let Some(tool) = self.inner.registry.resolve(&input.name, input.agent.as_ref()) else {
+        let resolved = self.inner.registry.resolve_execution(&input.name, input.agent.as_ref(), input.parent.is_some());
+        let Some(tool) = resolved else {
             return ExecutionMode::Exclusive;
         };
         let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };

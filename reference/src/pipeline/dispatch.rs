@@ -16,7 +16,9 @@
 //! Rust futures are lazy: the body starts when the wrapper first polls `next.run()`'s future, not when it
 //! calls `run()` (upstream's promise starts eagerly). Each wrapper's `next` runs at most once.
 //!
-//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016.
+//! The body-stage resolution applies the `code` collapse, as upstream's `resolveExecution` does.
+//!
+//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010.
 //!
 //! [`output`]: super::output
 
@@ -202,7 +204,7 @@ fn normalize(inner: &Inner, call: &Call, dispatched: DispatchResult) -> Result<T
     }
     let ToolExecutionResult::Success { value, additional_contexts, .. } = result else { return Ok(result) };
     let exec = &call.exec;
-    let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
+    let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
         crate::value::dismantle(value);
         return Err(ToolFailure::unknown_tool(&exec.name));
     };
@@ -227,7 +229,7 @@ async fn body_stage(inner: &Inner, call: &Call, dexec: &DispatchExecution) -> (T
     if signal.is_cancelled() {
         return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
     }
-    let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
+    let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
         return (ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name)), false);
     };
     call.body_invoked.store(true, Ordering::SeqCst);

@@ -1,8 +1,10 @@
 //! Call entry: the lossless argument snapshot (JavaScript property order; a lossy value, i.e. one holding
-//! `-0`, fails the call before every phase — even before the pre-abort check), the registry-minted token, and
-//! the content finalizer captured from the definition visible at entry.
+//! `-0`, fails the call before every phase — even before the pre-abort check), the registry-minted token,
+//! the content finalizer captured from the definition visible at entry, and the `code` executor collapse
+//! decided here (upstream `createExecution`): a collapsed call never reaches policy. Its finalizer is
+//! dropped unless the caller had already cancelled, as upstream's `finalizerFor` does.
 //!
-//! Spec: ARG-001, ARG-002, ARG-003, UNK-011.
+//! Spec: ARG-001, ARG-002, ARG-003, UNK-011, CODE-006, CODE-007.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,19 @@ pub(crate) struct Call {
     pub(crate) body_invoked: AtomicBool,
     /// The arguments were not lossless JSON; the snapshot failed and the call fails before every phase.
     pub(crate) snapshot_failed: bool,
+    /// The `code` collapse outcome decided at entry.
+    pub(crate) collapse: Collapse,
+}
+
+/// The `code` executor collapse as decided at entry (CODE-006, CODE-007).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Collapse {
+    /// Not collapsed: the ordinary pipeline.
+    No,
+    /// Collapsed: the final result is the code-only `UNKNOWN_TOOL`; no finalizer.
+    Rejected,
+    /// Collapsed with the caller already cancelled: `ABORTED_BEFORE_DISPATCH`, finalizer applied.
+    PreAborted,
 }
 
 /// The failure of a lossy argument snapshot.
@@ -30,7 +45,17 @@ pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be lossl
 /// Materialize the execution.
 pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent } = input;
-    let finalizer = inner.registry.resolve(&name, agent.as_ref()).and_then(|t| t.def.finalize_content.clone());
+    let (visible, collapsed) = inner.registry.entry_view(&name, agent.as_ref(), parent.is_some());
+    // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
+    let collapse = match (collapsed, signal.is_cancelled()) {
+        (false, _) => Collapse::No,
+        (true, false) => Collapse::Rejected,
+        (true, true) => Collapse::PreAborted,
+    };
+    let finalizer = match collapse {
+        Collapse::Rejected => None,
+        Collapse::No | Collapse::PreAborted => visible.and_then(|t| t.def.finalize_content.clone()),
+    };
     let snapshot_failed = !crate::value::is_lossless(&arguments);
     if snapshot_failed {
         // Upstream's execution then has no arguments at all; `null` stands for that here.
@@ -46,5 +71,5 @@ pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
         agent,
         parent,
     });
-    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed }
+    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed, collapse }
 }

@@ -2,6 +2,8 @@
 //!
 //! # Order
 //! 1. [`entry`]: snapshot arguments, mint the token, capture the visible definition's content finalizer.
+//!    A call the `code` collapse rejects is final here: `UNKNOWN_TOOL` (code-only message, no finalizer),
+//!    or `ABORTED_BEFORE_DISPATCH` when the caller had already cancelled (finalizer applied).
 //!    A caller signal already cancelled here yields `ABORTED_BEFORE_DISPATCH` and skips every phase.
 //! 2. [`pre_execute`]: the `tools/pre-execute` waterfall (default allow; `ask` goes to the approval seam,
 //!    or degrades to deny without one; a cancelled approval with a cancelled caller is
@@ -20,7 +22,8 @@
 //!    cancellation replacement rule. A listener failure, or an invalid decision, becomes the final result.
 //! 6. [`result`]: apply the captured `finalizeContent`, notify `tools/result` observers exactly once, return.
 //!
-//! Spec: PIPE-001, PIPE-010, PIPE-013..PIPE-016, ARG-003, ARG-007, ARG-008, UNK-007, UNK-010.
+//! Spec: PIPE-001, PIPE-010, PIPE-013..PIPE-016, ARG-003, ARG-007, ARG-008, UNK-007, UNK-010, CODE-006,
+//! CODE-007.
 
 pub(crate) mod dispatch;
 pub(crate) mod entry;
@@ -68,6 +71,13 @@ async fn policy_and_dispatch(inner: &Inner, call: &entry::Call) -> Stage {
         return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
             entry::LOSSY_ARGUMENTS,
         )));
+    }
+    match call.collapse {
+        entry::Collapse::No => {}
+        entry::Collapse::Rejected => {
+            return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::code_only(&call.exec.name)));
+        }
+        entry::Collapse::PreAborted => return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new())),
     }
     if call.exec.signal.is_cancelled() {
         return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new()));

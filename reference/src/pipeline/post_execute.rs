@@ -5,7 +5,9 @@
 //! content replacement, or value replacement (revalidated and re-rendered, successes only), with the
 //! result's contexts followed by the decision's.
 //!
-//! Spec: OUT-012, UNK-008, PIPE-008.
+//! A value replacement re-resolves the tool through the `code` collapse.
+//!
+//! Spec: OUT-012, UNK-008, PIPE-008, CODE-006.
 
 use serde_json::Value;
 
@@ -72,7 +74,7 @@ fn apply(
                 return Err(ToolFailure::message("tools/post-execute cannot replace the value of a failed result"));
             }
             let exec = &call.exec;
-            let Some(tool) = inner.registry.resolve(&exec.name, exec.agent.as_ref()) else {
+            let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
                 return Err(ToolFailure::unknown_tool(&exec.name));
             };
             let mut replaced = output::success(exec, &tool, value)?;

@@ -1,13 +1,14 @@
 //! One scope's contribution ([`Layer`]): its tools in registration order, its guards and its restriction
-//! masks.
+//! masks, its `presentAs` mode.
 //!
-//! Spec: REG-002, REG-003, REG-018.
+//! Spec: REG-002, REG-003, REG-018, CODE-003.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::RegisteredTool;
 use crate::hooks::FallibleGuardFn;
+use crate::presentation::ToolMode;
 use crate::registry::ToolFilter;
 
 /// A registered tool and the sequence number that orders it.
@@ -25,11 +26,13 @@ pub(crate) struct Layer {
     pub(crate) guards: Vec<(u64, FallibleGuardFn)>,
     /// Restriction masks over inherited tools; they intersect.
     pub(crate) restrictions: Vec<(u64, Arc<ToolFilter>)>,
+    /// This scope's `presentAs` declaration and the id of the guard that made it (CODE-003, CODE-004).
+    pub(crate) mode: Option<(u64, ToolMode)>,
 }
 
 impl Layer {
     pub(crate) fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.guards.is_empty() && self.restrictions.is_empty()
+        self.tools.is_empty() && self.guards.is_empty() && self.restrictions.is_empty() && self.mode.is_none()
     }
 
     /// Tools in registration order.

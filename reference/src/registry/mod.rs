@@ -14,6 +14,7 @@
 //! Spec: REG-001..REG-019, UNK-002, UNK-003, UNK-005.
 
 mod layer;
+mod presentation;
 mod registration;
 
 use std::collections::HashMap;
@@ -25,6 +26,7 @@ pub use self::registration::Registration;
 use self::layer::{Layer, ToolEntry};
 use crate::definition::{Parameters, ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, RegisterErrorKind};
+use crate::presentation::ToolMode;
 use crate::hooks::{ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, next_id};
 use crate::schema::check::assert_supported_json_schema;
 use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
@@ -75,11 +77,13 @@ struct Layers {
 pub(crate) struct Registry {
     layers: RwLock<Layers>,
     pub(crate) changes: Arc<HookList<ChangeObserver>>,
+    /// The presentation of scopes that declare none (the `mode` config field).
+    default_mode: ToolMode,
 }
 
 impl Default for Registry {
     fn default() -> Self {
-        Self { layers: RwLock::default(), changes: HookList::new() }
+        Self::new(ToolMode::Native)
     }
 }
 
@@ -206,7 +210,7 @@ impl Registry {
     pub(crate) fn dispose_scope(&self, scope: &ScopeKey) {
         let removed = self.write().scoped.remove(scope);
         if let Some(layer) = removed {
-            let count = layer.tools.len() + layer.restrictions.len();
+            let count = layer.tools.len() + layer.restrictions.len() + usize::from(layer.mode.is_some());
             drop(layer);
             for _ in 0..count {
                 self.notify_change();
@@ -327,20 +331,7 @@ impl Registry {
     /// The definition `scope` resolves `name` to: its own layer; else the nearest ancestor layer, then the
     /// global layer, provided every restriction on the scope chain admits the name.
     pub(crate) fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
-        let layers = self.read();
-        let Some(scope) = scope else {
-            return layers.global.tools.get(name).map(|e| Arc::clone(&e.tool));
-        };
-        if let Some(entry) = layers.scoped.get(scope).and_then(|l| l.tools.get(name)) {
-            return Some(Arc::clone(&entry.tool));
-        }
-        let inherited = scope
-            .chain()
-            .skip(1)
-            .find_map(|key| layers.scoped.get(key).and_then(|l| l.tools.get(name)))
-            .or_else(|| layers.global.tools.get(name))?;
-        let admitted = scope.chain().all(|key| layers.scoped.get(key).is_none_or(|l| l.admits(name)));
-        admitted.then(|| Arc::clone(&inherited.tool))
+        resolve_in(&self.read(), name, scope)
     }
 
     /// Everything `scope` can see, in presentation order: the admitted inherited surface (global, then
@@ -457,6 +448,23 @@ impl Registry {
             }
         }))
     }
+}
+
+/// [`Registry::resolve`] over already-locked layers.
+fn resolve_in(layers: &Layers, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
+    let Some(scope) = scope else {
+        return layers.global.tools.get(name).map(|e| Arc::clone(&e.tool));
+    };
+    if let Some(entry) = layers.scoped.get(scope).and_then(|l| l.tools.get(name)) {
+        return Some(Arc::clone(&entry.tool));
+    }
+    let inherited = scope
+        .chain()
+        .skip(1)
+        .find_map(|key| layers.scoped.get(key).and_then(|l| l.tools.get(name)))
+        .or_else(|| layers.global.tools.get(name))?;
+    let admitted = scope.chain().all(|key| layers.scoped.get(key).is_none_or(|l| l.admits(name)));
+    admitted.then(|| Arc::clone(&inherited.tool))
 }
 
 /// An agent-scoped mask over inherited (global and ancestor) tools. `allow` keeps only the named tools

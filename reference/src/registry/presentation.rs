@@ -1,0 +1,121 @@
+//! Per-scope presentation in the registry: `presentAs` declarations on agent layers, the effective mode of
+//! a scope (`modeFor`: the nearest declaration on the scope chain, else the `mode` config field), and the
+//! collapse-aware resolution every execution path uses (`resolveExecution`).
+//!
+//! Spec: CODE-002..CODE-006, CODE-008, CODE-010..CODE-012.
+
+use std::sync::Arc;
+
+use super::{Layers, RegisteredTool, Registry, resolve_in};
+use crate::hooks::{HookGuard, next_id};
+use crate::presentation::{PresentAsError, ToolMode, collapses};
+use crate::scope::ScopeKey;
+
+/// The effective mode of `scope` over already-locked layers.
+fn mode_in(layers: &Layers, default: ToolMode, scope: Option<&ScopeKey>) -> ToolMode {
+    let Some(scope) = scope else { return default };
+    scope
+        .chain()
+        .find_map(|key| layers.scoped.get(key).and_then(|layer| layer.mode.map(|(_, mode)| mode)))
+        .unwrap_or(default)
+}
+
+impl Registry {
+    /// A registry whose undeclared scopes present in `default_mode`.
+    pub(crate) fn new(default_mode: ToolMode) -> Self {
+        Self { layers: std::sync::RwLock::default(), changes: crate::hooks::HookList::new(), default_mode }
+    }
+
+    /// The presentation `scope`'s agent sees: the nearest `presentAs` on its chain, else the config mode.
+    pub(crate) fn mode_for(&self, scope: Option<&ScopeKey>) -> ToolMode {
+        mode_in(&self.read(), self.default_mode, scope)
+    }
+
+    /// The definition that may execute for a call: the visible one, unless the `code` collapse rejects
+    /// the call (then none, as for an absent tool).
+    pub(crate) fn resolve_execution(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> Option<Arc<RegisteredTool>> {
+        let layers = self.read();
+        let tool = resolve_in(&layers, name, scope)?;
+        (!collapses(mode_in(&layers, self.default_mode, scope), name, nested)).then_some(tool)
+    }
+
+    /// What execution creation needs, read under one lock: the visible definition, and whether the call
+    /// collapses (a visible tool under an effective `code`, called model-direct).
+    pub(crate) fn entry_view(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> (Option<Arc<RegisteredTool>>, bool) {
+        let layers = self.read();
+        let tool = resolve_in(&layers, name, scope);
+        let collapsed = tool.is_some() && collapses(mode_in(&layers, self.default_mode, scope), name, nested);
+        (tool, collapsed)
+    }
+
+    /// Declare `scope`'s presentation. No scope (upstream: a plain context) and a second declaration in
+    /// the same scope fail; the guard (or disposing the scope) withdraws it. Emits `tools/change` on
+    /// declaration and on withdrawal.
+    pub(crate) fn present_as(self: &Arc<Self>, scope: Option<&ScopeKey>, mode: ToolMode) -> Result<HookGuard, PresentAsError> {
+        let Some(scope) = scope else { return Err(PresentAsError::unscoped()) };
+        let id = next_id();
+        {
+            let mut layers = self.write();
+            let layer = layers.scoped.entry(scope.clone()).or_default();
+            if let Some((_, existing)) = layer.mode {
+                return Err(PresentAsError::conflict(mode, existing));
+            }
+            layer.mode = Some((id, mode));
+        }
+        self.notify_change();
+        let weak = Arc::downgrade(self);
+        let scope = scope.clone();
+        Ok(HookGuard::new(move || {
+            let Some(registry) = weak.upgrade() else { return };
+            let withdrawn = {
+                let mut layers = registry.write();
+                let Some(layer) = layers.scoped.get_mut(&scope) else { return };
+                if layer.mode.is_none_or(|(current, _)| current != id) {
+                    return;
+                }
+                layer.mode = None;
+                if layer.is_empty() {
+                    layers.scoped.remove(&scope);
+                }
+                true
+            };
+            if withdrawn {
+                registry.notify_change();
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stale_guard_leaves_a_newer_declaration_and_empty_layers_go() {
+        let registry = Arc::new(Registry::default());
+        let scope = ScopeKey::new("a");
+        let first = registry.present_as(Some(&scope), ToolMode::Code);
+        assert!(first.is_ok());
+        registry.dispose_scope(&scope);
+        assert_eq!(registry.mode_for(Some(&scope)), ToolMode::Native);
+        let second = registry.present_as(Some(&scope), ToolMode::Both);
+        assert!(second.is_ok());
+        drop(first);
+        assert_eq!(registry.mode_for(Some(&scope)), ToolMode::Both);
+        drop(second);
+        assert!(registry.read().scoped.is_empty());
+    }
+
+    #[test]
+    fn the_nearest_declaration_wins() {
+        let registry = Arc::new(Registry::new(ToolMode::Code));
+        let parent = ScopeKey::new("p");
+        let child = ScopeKey::child("c", &parent);
+        let _p = registry.present_as(Some(&parent), ToolMode::Native);
+        assert_eq!(registry.mode_for(Some(&child)), ToolMode::Native);
+        let _c = registry.present_as(Some(&child), ToolMode::Code);
+        assert_eq!(registry.mode_for(Some(&child)), ToolMode::Code);
+        assert_eq!(registry.mode_for(Some(&parent)), ToolMode::Native);
+        assert_eq!(registry.mode_for(None), ToolMode::Code);
+    }
+}
