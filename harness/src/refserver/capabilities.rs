@@ -16,13 +16,17 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// (`on_execute`), the `tools/post-execute` waterfall (`on_post_execute`), the `finalizeContent` stage,
 /// `tools/result` observers and `tools/change` observers (`on_change`).
 ///
-/// Not advertised: `code-mode` (native mode only, no `presentAs`), `prompt` (no system-prompt
+/// `code-mode`: the `mode` config (`native` / `code` / `both`), `maxParallelSubCalls` validation, agent
+/// `presentAs` and the code-mode collapse of model-direct calls (`dsh_tools::presentation`). The `run_code`
+/// transport itself needs a code runtime, which no setup can mount yet (`runtimes` is empty).
+///
+/// Not advertised: `prompt` (no system-prompt
 /// contribution), `sdk` (`sdk/render` is served through `dsh_tools::sdk` and matches
 /// upstream byte for byte on well-formed tool lists, but a malformed list is a reference parse error
 /// where upstream renders or throws its own JavaScript `TypeError`; the SDK owners decide when to claim it);
 /// no code runtimes.
 pub const FEATURES: &[&str] =
-    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners"];
+    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

@@ -2,9 +2,10 @@
 //! hooks, in order), installs the subject's own observers, and serves the registry requests.
 //!
 //! Every hook kind is mounted (`prepend: true` through the runtime's `prepend_*` registrations), the
-//! approval seam when `setup.approval` is present, and agent masks (`scope/restrict`). What the reference
-//! lacks (Code Mode, prompt assembly) is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`),
-//! and the matching feature is not advertised (`capabilities.rs`).
+//! approval seam when `setup.approval` is present, agent masks (`scope/restrict`) and presentations
+//! (`scope/presentAs`). What the reference lacks (the `run_code` transport and code runtimes, prompt
+//! assembly) is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`), and the matching feature is
+//! not advertised (`capabilities.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,7 +15,7 @@ use dsh_conformance::listener::{
     ChangeListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
 };
 use dsh_tools::{
-    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolFilter, ToolRuntime, ToolsConfig,
+    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolFilter, ToolMode, ToolRuntime, ToolsConfig,
     pre_execute_fn,
 };
 use serde_json::{Value, json};
@@ -89,7 +90,9 @@ impl Engine {
             }
         }
         let approval = setup.approval.as_ref().map(|a| FixtureApproval::new(a, &shared)).transpose()?;
-        let engine = Engine { runtime: ToolRuntime::new(ToolsConfig::default()), shared, fixtures, state: Mutex::default() };
+        let runtime = ToolRuntime::try_new(tools_config(&setup))
+            .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: the tools config was rejected: {}", e.message)))?;
+        let engine = Engine { runtime, shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
         if let Some(seam) = approval {
             let mounted = engine.runtime.mount_approval(Arc::new(seam));
@@ -350,7 +353,7 @@ impl Engine {
             "tools/schemas" => self.schemas(params),
             "tools/executionMode" => self.execution_mode(params),
             "scope/restrict" => self.restrict(params),
-            "scope/presentAs" => Err(Failure::unsupported("scope/presentAs (dsh-tools has no Code Mode presentation yet)")),
+            "scope/presentAs" => self.present_as(params),
             "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
             "sdk/render" => sdk_render(params),
             _ => return None,
@@ -391,6 +394,27 @@ impl Engine {
         let outcome = match self.runtime.restrict(&key, filter) {
             Ok(mask) => {
                 let held = Held { agent: Some(agent.to_owned()), _guard: Guard::Hook(mask) };
+                match params.opt_str("as")? {
+                    Some(alias) => self.hold(alias.to_owned(), held),
+                    None => self.state().orphans.push(held),
+                }
+                json!({ "ok": true })
+            }
+            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
+        };
+        Ok(json!({ "outcome": outcome }))
+    }
+
+    /// `tools.presentAs` through the agent's scope, or from the plain context when no agent is named
+    /// (which upstream rejects; so does the reference). Held under `as`, else until the agent is dropped.
+    fn present_as(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = params.opt_str("agent")?;
+        let scope = self.registering_scope(agent)?;
+        let mode_name = params.str("mode")?;
+        let mode = ToolMode::parse(mode_name).ok_or_else(|| Failure::params(format!("unknown mode {mode_name:?}")))?;
+        let outcome = match self.runtime.present_as(scope.as_ref(), mode) {
+            Ok(guard) => {
+                let held = Held { agent: agent.map(str::to_owned), _guard: Guard::Hook(guard) };
                 match params.opt_str("as")? {
                     Some(alias) => self.hold(alias.to_owned(), held),
                     None => self.state().orphans.push(held),
@@ -457,13 +481,22 @@ impl Engine {
 }
 
 /// Setup fields naming seams or modes the reference does not have.
+/// The `tools` config the setup asks for (`mode`, `maxParallelSubCalls`).
+fn tools_config(setup: &Setup) -> ToolsConfig {
+    let mode = match setup.mode {
+        None | Some(Mode::Native) => ToolMode::Native,
+        Some(Mode::Code) => ToolMode::Code,
+        Some(Mode::Both) => ToolMode::Both,
+    };
+    // Exact for every cap a scenario can write: the config check rejects anything not a positive integer.
+    #[allow(clippy::cast_precision_loss)]
+    let max_parallel_sub_calls = setup.max_parallel_sub_calls.map(|n| n as f64);
+    let mut config = ToolsConfig::with_mode(mode);
+    config.max_parallel_sub_calls = max_parallel_sub_calls;
+    config
+}
+
 fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
-    if matches!(setup.mode, Some(Mode::Code | Mode::Both)) {
-        return Err(Failure::unsupported("setup.mode code/both (dsh-tools implements native mode only)"));
-    }
-    if setup.max_parallel_sub_calls.is_some() {
-        return Err(Failure::unsupported("setup.maxParallelSubCalls (dsh-tools has no Code Mode yet)"));
-    }
     if let Some(language) = setup.runtime {
         return Err(Failure::unsupported(format!("setup.runtime {} (no code runtime in dsh-tools yet)", language.as_str())));
     }
