@@ -28,3 +28,4 @@ pub use scenario::{Action, Call, Expect, Scenario, ScenarioFile, Step};
 pub use checker::{CheckOptions, check_trial, run_scenario};
 pub use features::{applicability, required_features};
 pub use outcome::{ErrorKind, Outcome, OutcomeName, SkipKind, TrialRecord};
+pub use report::{Expected, Footer, Header, ReportLine, TrialLine};

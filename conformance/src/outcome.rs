@@ -1,6 +1,6 @@
-//! The outcome taxonomy (DESIGN.md § Outcomes): one closed enum shared by the checker, the harness
-//! and the reports, with stable names. XFAIL/XPASS are decided by the harness from an
-//! implementation's expectations file; the checker never produces them.
+//! The outcome taxonomy (DESIGN.md § Outcomes and reports): one closed enum shared by the checker, the
+//! runner (`dsh-harness`) and the reports, with stable names (`OutcomeName`). XFAIL/XPASS are decided by
+//! the runner from an implementation's expectations file; the checker never produces them.
 
 use std::time::Duration;
 
@@ -155,6 +155,11 @@ impl OutcomeName {
     pub fn parse(name: &str) -> Option<OutcomeName> {
         OutcomeName::ALL.into_iter().find(|n| n.as_str() == name)
     }
+
+    /// Whether a trial with this outcome fails the run: everything but PASS, XFAIL and SKIP.
+    pub fn is_unexpected(self) -> bool {
+        !matches!(self, OutcomeName::Pass | OutcomeName::Xfail | OutcomeName::Skip)
+    }
 }
 
 impl std::fmt::Display for OutcomeName {
@@ -203,7 +208,7 @@ impl Outcome {
 
     /// Whether the run can count this trial as good (PASS, XFAIL, SKIP).
     pub fn is_success(&self) -> bool {
-        matches!(self, Outcome::Pass | Outcome::XFail { .. } | Outcome::Skip { .. })
+        !self.name().is_unexpected()
     }
 }
 

@@ -12,15 +12,16 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use dsh_conformance::OutcomeName;
 use serde::Deserialize;
 
-use super::outcome::{Outcome, Verdict};
+use super::verdict::Verdict;
 
 /// One entry.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The expected outcome.
-    pub outcome: Outcome,
+    pub outcome: OutcomeName,
     /// Why (required).
     pub reason: String,
 }
@@ -73,8 +74,8 @@ impl Expectations {
         for (index, entry) in raw.unwrap_or_default().into_iter().enumerate() {
             let line = positions.node(&format!("/{index}")).value.line;
             let mut problem = |message: String| problems.push(Problem { line, message });
-            let outcome = match Outcome::parse(&entry.outcome) {
-                Some(o @ (Outcome::Fail | Outcome::Error | Outcome::Timeout | Outcome::Crash | Outcome::Skip)) => o,
+            let outcome = match OutcomeName::parse(&entry.outcome) {
+                Some(o @ (OutcomeName::Fail | OutcomeName::Error | OutcomeName::Timeout | OutcomeName::Crash | OutcomeName::Skip)) => o,
                 _ => {
                     problem(format!("`{}`: outcome `{}` is not one of FAIL, ERROR, TIMEOUT, CRASH, SKIP", entry.id, entry.outcome));
                     continue;
@@ -115,17 +116,17 @@ pub fn apply(entry: Option<&Entry>, mut verdict: Verdict) -> Verdict {
     let Some(entry) = entry else { return verdict };
     let label = verdict.label();
     match verdict.outcome {
-        Outcome::Pass => {
-            verdict.outcome = Outcome::Xpass;
+        OutcomeName::Pass => {
+            verdict.outcome = OutcomeName::Xpass;
             verdict.detail = None;
             verdict.message = format!(
                 "listed as {} ({}) but passed: the entry is stale, remove it from the expectations file",
                 entry.outcome, entry.reason
             );
         }
-        Outcome::Skip => {}
+        OutcomeName::Skip => {}
         outcome if outcome == entry.outcome => {
-            verdict.outcome = Outcome::Xfail;
+            verdict.outcome = OutcomeName::Xfail;
             verdict.detail = Some(label);
             verdict.message = format!("expected: {}\n{}", entry.reason, verdict.message);
         }

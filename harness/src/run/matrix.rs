@@ -7,9 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde_json::Value;
-
-use super::outcome::Outcome;
+use dsh_conformance::OutcomeName;
+use dsh_conformance::report::ReportLine;
 
 const BEGIN: &str = "<!-- matrix:begin -->";
 const END: &str = "<!-- matrix:end -->";
@@ -22,9 +21,9 @@ pub struct Summary {
     /// Whether the footer says every planned trial ran.
     pub complete: bool,
     /// Trials per outcome.
-    pub counts: BTreeMap<Outcome, usize>,
+    pub counts: BTreeMap<OutcomeName, usize>,
     /// Per rule area: trials per outcome.
-    pub areas: BTreeMap<String, BTreeMap<Outcome, usize>>,
+    pub areas: BTreeMap<String, BTreeMap<OutcomeName, usize>>,
 }
 
 /// The `matrix` subcommand.
@@ -56,35 +55,25 @@ pub fn main(reports: &[PathBuf], update: Option<&Path>) -> ExitCode {
     }
 }
 
-/// Reads one report.
+/// Reads one report, line by line as `ReportLine`s.
 pub fn summarise(path: &Path) -> Result<Summary, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut summary = Summary::default();
     for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let record: Value = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", index + 1))?;
-        match record.get("type").and_then(Value::as_str) {
-            Some("header") => {
-                let field = |k: &str| record["implementation"][k].as_str().unwrap_or("?").to_owned();
-                let subject = record["subject"].as_str().unwrap_or("?");
-                summary.title = format!("{} {} ({subject})", field("name"), field("version"));
+        let record = ReportLine::parse(line).map_err(|e| format!("line {}: not a report record: {e}", index + 1))?;
+        match record {
+            ReportLine::Header(header) => {
+                let implementation = &header.implementation;
+                summary.title = format!("{} {} ({})", implementation.name, implementation.version, header.subject);
             }
-            Some("trial") => {
-                let outcome = record["outcome"].as_str().and_then(Outcome::parse);
-                let outcome = outcome.ok_or(format!("line {}: unknown outcome", index + 1))?;
-                *summary.counts.entry(outcome).or_default() += 1;
-                let areas: BTreeSet<String> = record["rules"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(|r| r.split('-').next().unwrap_or(r).to_owned())
-                    .collect();
+            ReportLine::Trial(trial) => {
+                *summary.counts.entry(trial.outcome).or_default() += 1;
+                let areas: BTreeSet<&str> = trial.rules.iter().map(|r| r.split('-').next().unwrap_or(r)).collect();
                 for area in areas {
-                    *summary.areas.entry(area).or_default().entry(outcome).or_default() += 1;
+                    *summary.areas.entry(area.to_owned()).or_default().entry(trial.outcome).or_default() += 1;
                 }
             }
-            Some("footer") => summary.complete = record["complete"].as_bool().unwrap_or(false),
-            _ => return Err(format!("line {}: not a report record", index + 1)),
+            ReportLine::Footer(footer) => summary.complete = footer.complete,
         }
     }
     if summary.title.is_empty() {
@@ -96,15 +85,15 @@ pub fn summarise(path: &Path) -> Result<Summary, String> {
 /// The Markdown tables.
 pub fn render(summaries: &[Summary]) -> String {
     let mut out = String::from("| implementation | complete |");
-    for outcome in Outcome::ALL {
+    for outcome in OutcomeName::ALL {
         out.push_str(&format!(" {outcome} |"));
     }
     out.push_str("\n|---|---|");
-    out.push_str(&"---:|".repeat(Outcome::ALL.len()));
+    out.push_str(&"---:|".repeat(OutcomeName::ALL.len()));
     out.push('\n');
     for s in summaries {
         out.push_str(&format!("| {} | {} |", s.title, if s.complete { "yes" } else { "**no**" }));
-        for outcome in Outcome::ALL {
+        for outcome in OutcomeName::ALL {
             out.push_str(&format!(" {} |", s.counts.get(&outcome).copied().unwrap_or(0)));
         }
         out.push('\n');
@@ -129,13 +118,13 @@ pub fn render(summaries: &[Summary]) -> String {
     out
 }
 
-fn cell(counts: Option<&BTreeMap<Outcome, usize>>) -> String {
+fn cell(counts: Option<&BTreeMap<OutcomeName, usize>>) -> String {
     let Some(counts) = counts else { return "–".into() };
     let total: usize = counts.values().sum();
-    let passed = counts.get(&Outcome::Pass).copied().unwrap_or(0);
+    let passed = counts.get(&OutcomeName::Pass).copied().unwrap_or(0);
     let others: Vec<String> = counts
         .iter()
-        .filter(|(o, _)| **o != Outcome::Pass)
+        .filter(|(o, _)| **o != OutcomeName::Pass)
         .map(|(o, n)| format!("{n} {o}"))
         .collect();
     if others.is_empty() { format!("{passed}/{total}") } else { format!("{passed}/{total} ({})", others.join(", ")) }

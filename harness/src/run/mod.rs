@@ -14,27 +14,28 @@
 pub mod cli;
 pub mod expectations;
 pub mod matrix;
-pub mod outcome;
 pub mod pool;
 pub mod report;
 pub mod suite;
 pub mod trial;
+pub mod verdict;
 
 use std::collections::{HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use dsh_conformance::OutcomeName;
+use dsh_conformance::protocol::major;
 use dsh_conformance::subject::SubjectError;
 use libtest_mimic::Trial;
 
 use self::cli::RunOptions;
-use dsh_conformance::protocol::major;
 use self::expectations::Expectations;
-use self::outcome::{Outcome, Verdict};
 use self::pool::{Factory, Pool};
 use self::report::Report;
 use self::trial::Context;
+use self::verdict::Verdict;
 
 /// The protocol version the harness speaks.
 pub use crate::adapter::PROTOCOL_VERSION;
@@ -98,7 +99,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     };
     for error in suite.errors {
         let name = unique(error.file.clone());
-        let verdict = Verdict::new(Outcome::Error, Some("scenario"), error.message);
+        let verdict = Verdict::new(OutcomeName::Error, Some("scenario"), error.message);
         let (c, file) = (Arc::clone(&ctx), error.file);
         trials.push(Trial::test(name.clone(), move || {
             trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())
@@ -109,21 +110,21 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             let file = path.display().to_string();
             let name = unique(format!("{file}:{}", problem.line));
             let message = format!("expectations file {file}:{}: {}", problem.line, problem.message);
-            let verdict = Verdict::new(Outcome::Error, Some("harness"), message);
+            let verdict = Verdict::new(OutcomeName::Error, Some("harness"), message);
             let c = Arc::clone(&ctx);
             trials.push(Trial::test(name.clone(), move || trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())));
         }
     }
     for planned in suite.scenarios {
         let skip = match ctx.expectations.get(&planned.id) {
-            Some(entry) if entry.outcome == Outcome::Skip => Some(("expectation", entry.reason.clone())),
+            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
             _ => suite::not_applicable(&planned.scenario, &info).map(|r| ("not-applicable", r)),
         };
         let c = Arc::clone(&ctx);
         let (id, file, rules) = (planned.id.clone(), planned.file.clone(), planned.rules.clone());
         let trial = match skip {
             Some((kind, reason)) => {
-                let verdict = Verdict::new(Outcome::Skip, Some(kind), reason);
+                let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
                 prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
                 Trial::ignorable_test(unique(id.clone()), move || trial::settle(&c, &id, &file, &rules, &verdict))
                     .with_ignored_flag(true)

@@ -1,10 +1,6 @@
-//! The JSON Lines report and the run's tally.
+//! Writing the JSON Lines report, and the run's tally. The records are `dsh_conformance::report`'s
+//! (`ReportLine`: header, trial, footer); this module fills them in from the runner's verdicts.
 //!
-//! ```text
-//! {"type":"header","schema":1,"suite":{..},"implementation":{..},"capabilities":{..},"subject":..,..}
-//! {"type":"trial","id":..,"file":..,"rules":[..],"outcome":"FAIL","detail":..,"message":..,"durationMs":..,"transcript":[..]}
-//! {"type":"footer","planned":N,"executed":M,"complete":true,"counts":{"PASS":..,..}}
-//! ```
 //! Records are written and flushed as trials finish, so a run that dies leaves a report without a footer
 //! (never one that looks complete). Transcripts are kept for every outcome but PASS.
 
@@ -16,14 +12,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use dsh_conformance::OutcomeName;
+use dsh_conformance::report::{Expected, Footer, Header, ReportLine, TrialLine};
 use dsh_conformance::subject::SubjectInfo;
-use serde_json::{Value, json};
 
 use super::expectations::Entry;
-use super::outcome::{Outcome, Verdict};
-
-/// Version of the report format.
-pub const SCHEMA: u32 = 1;
+use super::verdict::Verdict;
 
 /// One finished trial.
 pub struct TrialRecord<'a> {
@@ -44,7 +38,7 @@ pub struct TrialRecord<'a> {
 /// The report file (optional) and the tally (always).
 pub struct Report {
     out: Mutex<Option<BufWriter<File>>>,
-    counts: Mutex<BTreeMap<Outcome, usize>>,
+    counts: Mutex<BTreeMap<OutcomeName, usize>>,
     failed: AtomicBool,
 }
 
@@ -66,18 +60,9 @@ impl Report {
     /// Writes the header.
     pub fn header(&self, info: &SubjectInfo, subject: &str, spec: &Path, expectations: Option<&Path>) {
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        self.write(&json!({
-            "type": "header",
-            "schema": SCHEMA,
-            "suite": { "name": "dsh-conformance", "version": env!("CARGO_PKG_VERSION") },
-            "protocolVersion": info.protocol_version,
-            "implementation": { "name": info.name, "version": info.version, "language": info.language },
-            "capabilities": { "profiles": info.profiles, "features": info.features, "runtimes": info.runtimes },
-            "subject": subject,
-            "spec": spec.display().to_string(),
-            "expectations": expectations.map(|p| p.display().to_string()),
-            "startedAt": started,
-        }));
+        let spec = spec.display().to_string();
+        let expectations = expectations.map(|p| p.display().to_string());
+        self.write(&ReportLine::Header(Header::new(info, subject, &spec, expectations.as_deref(), started)));
     }
 
     /// Counts a trial and writes its record.
@@ -86,42 +71,26 @@ impl Report {
         if let Ok(mut counts) = self.counts.lock() {
             *counts.entry(verdict.outcome).or_default() += 1;
         }
-        let mut line = json!({
-            "type": "trial",
-            "id": record.id,
-            "file": record.file,
-            "rules": record.rules,
-            "outcome": verdict.outcome.as_str(),
-            "detail": verdict.detail,
-            "message": verdict.message,
-            "durationMs": u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
-        });
-        if let Some(entry) = record.expected {
-            line["expected"] = json!({ "outcome": entry.outcome.as_str(), "reason": entry.reason });
-        }
-        if verdict.outcome != Outcome::Pass {
-            line["transcript"] = json!(verdict.transcript);
-        }
-        self.write(&line);
+        self.write(&ReportLine::Trial(TrialLine {
+            id: record.id.to_owned(),
+            file: record.file.to_owned(),
+            rules: record.rules.to_vec(),
+            outcome: verdict.outcome,
+            detail: verdict.detail.clone(),
+            message: verdict.message.clone(),
+            duration_ms: millis(record.duration),
+            expected: record.expected.map(|e| Expected { outcome: e.outcome, reason: e.reason.clone() }),
+            transcript: TrialLine::keeps_transcript(verdict.outcome).then(|| verdict.transcript.clone()),
+        }));
     }
 
     /// Writes the footer; `planned` is the number of trials selected to run.
     pub fn footer(&self, planned: usize, duration: Duration) {
-        let counts = self.counts();
-        let executed: usize = counts.values().sum();
-        let by_name: BTreeMap<&str, usize> = counts.iter().map(|(o, n)| (o.as_str(), *n)).collect();
-        self.write(&json!({
-            "type": "footer",
-            "planned": planned,
-            "executed": executed,
-            "complete": executed == planned,
-            "counts": by_name,
-            "durationMs": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-        }));
+        self.write(&ReportLine::Footer(Footer::new(planned, self.counts(), millis(duration))));
     }
 
     /// Trials counted so far, per outcome.
-    pub fn counts(&self) -> BTreeMap<Outcome, usize> {
+    pub fn counts(&self) -> BTreeMap<OutcomeName, usize> {
         self.counts.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
@@ -129,7 +98,7 @@ impl Report {
     pub fn summary(&self, planned: usize, implementation: &str) -> String {
         let counts = self.counts();
         let executed: usize = counts.values().sum();
-        let parts: Vec<String> = Outcome::ALL
+        let parts: Vec<String> = OutcomeName::ALL
             .iter()
             .filter_map(|o| counts.get(o).map(|n| format!("{n} {o}")))
             .collect();
@@ -146,10 +115,10 @@ impl Report {
         self.failed.load(Ordering::Relaxed)
     }
 
-    fn write(&self, line: &Value) {
+    fn write(&self, line: &ReportLine) {
         if let Ok(mut out) = self.out.lock() {
             if let Some(out) = out.as_mut() {
-                let text = serde_json::to_string(line).unwrap_or_default();
+                let text = line.to_line();
                 // A report that cannot be written must not pass silently.
                 if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
                     self.failed.store(true, Ordering::Relaxed);
@@ -157,4 +126,8 @@ impl Report {
             }
         }
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dsh_conformance::Scenario;
+use dsh_conformance::{OutcomeName, Scenario};
 use dsh_conformance::checker::{self, CheckOptions};
 use dsh_conformance::outcome::Outcome as CheckOutcome;
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 
-use super::outcome::{Outcome, Verdict};
+use super::verdict::Verdict;
 
 /// One scenario to run.
 pub struct Planned {
@@ -82,36 +82,34 @@ pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Durat
     (verdict, record.restart_needed)
 }
 
-/// The runner's verdict for a checker outcome.
+/// The runner's verdict for a checker outcome: its name, its sub-kind (the SKIP or ERROR kind, the
+/// timed-out step, the exit status) and its detail as the message.
 fn from_outcome(outcome: &CheckOutcome) -> Verdict {
-    let detail = outcome.detail();
-    match outcome {
-        CheckOutcome::Pass => Verdict::new(Outcome::Pass, None, ""),
-        CheckOutcome::Fail { .. } => Verdict::new(Outcome::Fail, None, detail),
-        CheckOutcome::XFail { .. } => Verdict::new(Outcome::Xfail, None, detail),
-        CheckOutcome::XPass { .. } => Verdict::new(Outcome::Xpass, None, detail),
-        CheckOutcome::Skip { kind, .. } => Verdict::new(Outcome::Skip, Some(kind.as_str()), detail),
-        CheckOutcome::Error { kind, .. } => Verdict::new(Outcome::Error, Some(kind.as_str()), detail),
-        CheckOutcome::Timeout { step } => Verdict::new(Outcome::Timeout, Some(step), detail),
-        CheckOutcome::Crash { status, .. } => Verdict::new(Outcome::Crash, Some(status), detail),
-    }
+    let detail = match outcome {
+        CheckOutcome::Skip { kind, .. } => Some(kind.as_str()),
+        CheckOutcome::Error { kind, .. } => Some(kind.as_str()),
+        CheckOutcome::Timeout { step } => Some(step.as_str()),
+        CheckOutcome::Crash { status, .. } => Some(status.as_str()),
+        CheckOutcome::Pass | CheckOutcome::Fail { .. } | CheckOutcome::XFail { .. } | CheckOutcome::XPass { .. } => None,
+    };
+    Verdict::new(outcome.name(), detail, outcome.detail())
 }
 
 /// The verdict for a request that got no well-formed reply.
 pub fn subject_error(error: SubjectError, step: &str) -> Verdict {
     match error {
         SubjectError::Timeout { method, waited } => Verdict::new(
-            Outcome::Timeout,
+            OutcomeName::Timeout,
             Some(step),
             format!("{step}: `{method}` got no answer within {:.1} s", waited.as_secs_f64()),
         ),
         SubjectError::Crash { status, stderr_tail } => Verdict::new(
-            Outcome::Crash,
+            OutcomeName::Crash,
             Some(&status),
             format!("crashed ({status}) at {step}; stderr tail:\n{stderr_tail}"),
         ),
         SubjectError::Protocol { message } => {
-            Verdict::new(Outcome::Error, Some("adapter"), format!("{step}: {message}"))
+            Verdict::new(OutcomeName::Error, Some("adapter"), format!("{step}: {message}"))
         }
     }
 }

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dsh_conformance::Scenario;
+use dsh_conformance::{OutcomeName, Scenario};
 use libtest_mimic::{Completion, Failed};
 
 use super::expectations::{self, Expectations};
-use super::outcome::{Outcome, Verdict};
 use super::pool::Pool;
 use super::report::{Report, TrialRecord};
 use super::suite;
+use super::verdict::Verdict;
 
 /// Stack of the thread each trial runs on: deep values are dropped, cloned and compared recursively.
 const TRIAL_STACK: usize = 256 << 20;
@@ -62,8 +62,8 @@ fn check(ctx: &Context, scenario: Scenario) -> Verdict {
         verdict.transcript = transcript;
     }
     lease.needs_restart = restart
-        || matches!(verdict.outcome, Outcome::Crash | Outcome::Timeout)
-        || (verdict.outcome == Outcome::Error && verdict.detail.as_deref() == Some("adapter"));
+        || matches!(verdict.outcome, OutcomeName::Crash | OutcomeName::Timeout)
+        || (verdict.outcome == OutcomeName::Error && verdict.detail.as_deref() == Some("adapter"));
     // Scenarios may hold deep values: take them apart here, on the trial's large stack.
     drop(scenario);
     ctx.pool.give_back(lease);
@@ -75,7 +75,7 @@ fn on_big_stack(f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
     let spawned = std::thread::Builder::new().name("trial".into()).stack_size(TRIAL_STACK).spawn(f);
     let joined = match spawned {
         Ok(handle) => handle.join(),
-        Err(e) => return Verdict::new(Outcome::Error, Some("harness"), format!("cannot start a trial thread: {e}")),
+        Err(e) => return Verdict::new(OutcomeName::Error, Some("harness"), format!("cannot start a trial thread: {e}")),
     };
     joined.unwrap_or_else(|panic| {
         let text = panic
@@ -83,14 +83,14 @@ fn on_big_stack(f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
             .unwrap_or_else(|| "(no message)".into());
-        Verdict::new(Outcome::Error, Some("harness"), format!("the harness panicked: {text}"))
+        Verdict::new(OutcomeName::Error, Some("harness"), format!("the harness panicked: {text}"))
     })
 }
 
 fn to_libtest(verdict: &Verdict) -> Result<Completion, Failed> {
     match verdict.outcome {
-        Outcome::Pass | Outcome::Xfail => Ok(Completion::Completed),
-        Outcome::Skip => Ok(Completion::ignored_with(verdict.label() + ": " + &verdict.message)),
+        OutcomeName::Pass | OutcomeName::Xfail => Ok(Completion::Completed),
+        OutcomeName::Skip => Ok(Completion::ignored_with(verdict.label() + ": " + &verdict.message)),
         _ => {
             let mut text = format!("{}: {}", verdict.label(), verdict.message);
             if !verdict.transcript.is_empty() {
