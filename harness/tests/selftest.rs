@@ -7,6 +7,18 @@
 mod common;
 
 use common::*;
+use dsh_conformance::report::{ReportLine, TrialLine};
+
+/// Every line of the report reads back as a `dsh_conformance::ReportLine` (the types `matrix` reads
+/// through): a header first, then trial records, then the footer.
+fn typed_report(path: &std::path::Path) -> Vec<TrialLine> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<ReportLine> =
+        text.lines().map(|l| ReportLine::parse(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    assert!(matches!(lines.first(), Some(ReportLine::Header(_))), "{text}");
+    assert!(matches!(lines.last(), Some(ReportLine::Footer(f)) if f.executed == lines.len() - 2), "{text}");
+    lines.into_iter().filter_map(|l| if let ReportLine::Trial(t) = l { Some(t) } else { None }).collect()
+}
 
 fn spec_with(dir: &std::path::Path, scenarios: &[(&str, String)]) -> std::path::PathBuf {
     let spec = dir.join("spec");
@@ -65,6 +77,7 @@ fn adapter_failures_stay_in_their_trial() {
     let footer = report.footer.expect("footer");
     assert_eq!(footer["planned"], 9);
     assert_eq!(footer["executed"], 9);
+    assert_eq!(typed_report(&report_path).len(), 9);
     assert!(log.contains("conformance of fake 0.0.1"), "{log}");
 }
 
@@ -129,6 +142,10 @@ fn expectations_are_strict_both_ways() {
     assert_eq!(out.status.code(), Some(101), "{log}");
     let report = read_report(&report_path);
     assert_eq!(report.outcome("crash-b"), "XFAIL", "{log}");
+    let trials = typed_report(&report_path);
+    let xfail = trials.iter().find(|t| t.id == "crash-b").unwrap();
+    assert_eq!(xfail.expected.as_ref().map(|e| e.outcome.as_str()), Some("CRASH"), "{xfail:?}");
+    assert!(xfail.transcript.is_some(), "{xfail:?}");
     assert_eq!(report.outcome("ok-a"), "XPASS");
     assert_eq!(report.outcome("hang-c"), "SKIP");
     assert_eq!(report.trials["hang-c"]["detail"], "expectation");
