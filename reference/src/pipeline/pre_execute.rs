@@ -3,7 +3,7 @@
 //! approval seam degrades to a denial with upstream's reason; with one mounted (read when the `ask`
 //! arrives) the outcome maps to allow or to one of upstream's four denial reasons.
 //!
-//! Spec: PIPE-002..PIPE-004, PIPE-010.
+//! Spec: PIPE-002..PIPE-004, PIPE-010, APPR-001..APPR-007.
 
 use crate::approval::{ApprovalOutcome, ApprovalRequest};
 use crate::error::ToolFailure;
