@@ -5,7 +5,7 @@
 //!
 //! Seam: post-execute runs before this stage once implemented.
 //!
-//! Spec: PIPE-011, PIPE-012, UNK-009.
+//! Spec: PIPE-011, PIPE-012, UNK-009, FIN-001..FIN-005, FIN-008.
 
 use crate::error::ToolFailure;
 use crate::result::ToolExecutionResult;
