@@ -1,7 +1,7 @@
 //! [`ScopeKey`]: the identity of an agent scope (upstream's per-agent `Symbol` key), with an optional
 //! enclosing scope so layers and listeners can follow the scope chain.
 //!
-//! Spec: REG-004, REG-015, UNK-003.
+//! Spec: REG-004, REG-015, UNK-003, SCOPE-001..SCOPE-004, SCOPE-015, SCOPE-016.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};

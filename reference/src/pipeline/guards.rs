@@ -2,7 +2,7 @@
 //! first), each in registration order; the first reason wins. A guard that throws (a fallible guard's
 //! `Err`, or a panic) ends the stage with that failure, final.
 //!
-//! Spec: PIPE-005..PIPE-008, PIPE-010.
+//! Spec: PIPE-005..PIPE-008, PIPE-010, SCOPE-014.
 
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;

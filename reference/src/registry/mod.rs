@@ -11,7 +11,7 @@
 //! run: DSL `timeoutMs`, DSL parameter compilation, DSL output compilation (the `defineTool` stage); then
 //! output presence, output schema subset, `timeoutMs`, reserved name, duplicate (the `register` stage).
 //!
-//! Spec: REG-001..REG-019, UNK-002, UNK-003, UNK-005.
+//! Spec: REG-001..REG-019, UNK-002, UNK-003, UNK-005, SCOPE-005..SCOPE-013, SCOPE-017.
 
 mod layer;
 mod presentation;
