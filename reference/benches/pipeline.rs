@@ -1,11 +1,18 @@
 //! Pipeline and validation benchmarks; one JSON object per line, `{"figure", "n", "median_us"}`, with the
-//! figure names of `shared/tools/bench/upstream-bench.mjs`.
+//! figure names and workloads of `shared/tools/bench/upstream-bench.mjs`: warmup, then 7 rounds; the figure
+//! is the median round's per-call µs. `execute_seq_noop_per_call` (sequential executes of the echo tool),
+//! `execute_seq_3hooks_per_call` (plus a pass-through pre-execute listener, a guard returning none and a
+//! pass-through post-execute listener), `execute_concurrent100_per_call` (batches of 100 executes awaited
+//! together), `validate_20item_value_per_call`.
 //!
-//! Spec: none (performance anchors, see DESIGN.md).
+//! Spec: none (performance anchors, see DESIGN.md); the workloads exercise PIPE-001's stage order.
 
 #![allow(missing_docs)]
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use dsh_tools::{
@@ -47,6 +54,44 @@ async fn seq(rt: &ToolRuntime, signal: &CancellationToken, n: usize) {
     }
 }
 
+/// Await every future together in one task (upstream's `Promise.all` over eagerly started executions).
+struct JoinAll<F: Future> {
+    pending: Vec<Option<Pin<Box<F>>>>,
+    left: usize,
+}
+
+impl<F: Future> Future for JoinAll<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        for slot in &mut this.pending {
+            if let Some(future) = slot {
+                if future.as_mut().poll(cx).is_ready() {
+                    *slot = None;
+                    this.left -= 1;
+                }
+            }
+        }
+        if this.left == 0 { Poll::Ready(()) } else { Poll::Pending }
+    }
+}
+
+/// `n` executes, in batches of 100 awaited together.
+async fn concurrent(rt: &ToolRuntime, signal: &CancellationToken, n: usize, next_id: &mut usize) {
+    for _ in 0..n / 100 {
+        let pending: Vec<_> = (0..100)
+            .map(|_| {
+                let mut input = ToolExecutionInput::new(format!("c{next_id}"), "echo", json!({"text": "x"}));
+                *next_id += 1;
+                input.signal = signal.clone();
+                Some(Box::pin(rt.execute(input)))
+            })
+            .collect();
+        JoinAll { left: pending.len(), pending }.await;
+    }
+}
+
 fn main() {
     let Ok(tokio) = tokio::runtime::Builder::new_current_thread().build() else { return };
     let signal = CancellationToken::new();
@@ -57,6 +102,7 @@ fn main() {
             (
                 rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| Box::pin(next.run()))),
                 rt.guard(None, Arc::new(|_| None)),
+                rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| Box::pin(next.run()))),
             )
         });
         let n = 5000;
@@ -68,8 +114,22 @@ fn main() {
                 t0.elapsed().as_secs_f64() * 1e6 / n as f64
             })
             .collect();
-        // Post-execute is not implemented yet, so the hooked figure has two of upstream's three hooks.
-        report(if hooks { "execute_seq_2hooks_per_call" } else { "execute_seq_noop_per_call" }, n, samples);
+        report(if hooks { "execute_seq_3hooks_per_call" } else { "execute_seq_noop_per_call" }, n, samples);
+    }
+    {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let _reg = rt.register(echo(), None);
+        let mut next_id = 0;
+        tokio.block_on(concurrent(&rt, &signal, 2000, &mut next_id));
+        let n = 5000;
+        let samples = (0..7)
+            .map(|_| {
+                let t0 = Instant::now();
+                tokio.block_on(concurrent(&rt, &signal, n, &mut next_id));
+                t0.elapsed().as_secs_f64() * 1e6 / n as f64
+            })
+            .collect();
+        report("execute_concurrent100_per_call", n, samples);
     }
     let schema = json!({"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string","enum":["x","y"]}},"required":["a"]}}},"required":["path"]});
     let items: Vec<Value> = (0..20).map(|k| json!({"a": k, "b": "x"})).collect();
