@@ -7,6 +7,8 @@
 //!
 //! Spec: ARG-001, ARG-002, OUT-004, OUT-010, OUT-011.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Number, Value};
 
 /// The number as JavaScript sees it (an IEEE double).
@@ -46,52 +48,67 @@ pub(crate) fn js_scalar_eq(a: &Value, b: &Value) -> bool {
 
 /// Format a double the way JavaScript's `Number.prototype.toString` (and `JSON.stringify`) does.
 pub(crate) fn js_number_string(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
+    let mut out = String::new();
+    push_js_number(&mut out, f);
+    out
+}
+
+/// `Number.prototype.toString()` (radix 10) for a finite double; non-finite values print as JS does.
+pub(crate) fn push_js_number(out: &mut String, x: f64) {
+    if x.is_nan() {
+        out.push_str("NaN");
+        return;
     }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    if x == 0.0 {
+        out.push('0');
+        return;
     }
-    if f == 0.0 {
-        return "0".to_owned();
+    if x.is_infinite() {
+        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
+        return;
     }
-    // Rust's `{:e}` yields the shortest round-trip digits, e.g. "-1.2345e-7".
-    let formatted = format!("{f:e}");
-    let (mantissa, exponent) = match formatted.split_once('e') {
-        Some(parts) => parts,
-        None => return formatted,
+    if x < 0.0 {
+        out.push('-');
+    }
+    let mut buffer = ryu::Buffer::new();
+    let shortest = buffer.format_finite(x.abs());
+    // Decompose ryu's text into significant digits and the decimal exponent `n` of ECMA-262's
+    // Number::toString (value = 0.d1d2…dk × 10^n).
+    let (mantissa, exponent) = match shortest.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (shortest, 0),
     };
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    let n = exponent + 1;
-    let mut out = String::from(sign);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
+    let mut n = int_part.len() as i32 + exponent;
+    let leading = digits.iter().take_while(|&&d| d == b'0').count();
+    digits.drain(..leading);
+    n -= leading as i32;
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let k = digits.len() as i32;
+    let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
     if k <= n && n <= 21 {
-        out.push_str(&digits);
+        out.push_str(&text(&digits));
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
+        out.push_str(&text(&digits[..n as usize]));
         out.push('.');
-        out.push_str(&digits[n as usize..]);
+        out.push_str(&text(&digits[n as usize..]));
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+        out.push_str(&text(&digits));
     } else {
-        out.push_str(&digits[..1]);
+        let e = n - 1;
+        out.push_str(&text(&digits[..1]));
         if k > 1 {
             out.push('.');
-            out.push_str(&digits[1..]);
+            out.push_str(&text(&digits[1..]));
         }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
+        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
     }
-    out
 }
 
 /// `JSON.stringify` of a scalar or an array of scalars (what enum/const diagnostics print).
@@ -143,7 +160,7 @@ pub fn is_lossless(root: &Value) -> bool {
 }
 
 /// Whether a property key is an array index, which JavaScript enumerates first, ascending.
-fn array_index(key: &str) -> Option<u32> {
+pub(crate) fn array_index(key: &str) -> Option<u32> {
     let bytes = key.as_bytes();
     if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
         return None;

@@ -1,11 +1,12 @@
 //! The JavaScript semantics the SDK text depends on: `\s` and `trim`, `JSON.stringify` of strings and
 //! numbers, `Number.prototype.toString`, `BigInt` digits, UTF-16 string order and length, and the
-//! property order of `Object.entries` (array-index keys first, ascending, then insertion order).
+//! property order of `Object.entries` (array-index keys first, ascending, then insertion order). Number
+//! formatting and array-index keys are `crate::value`'s, shared with the registry's messages.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// ECMAScript `WhiteSpace` plus `LineTerminator`: what `\s` matches and `trim` removes.
 pub(crate) fn is_js_whitespace(c: char) -> bool {
@@ -66,10 +67,7 @@ pub(crate) fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The number a JSON number token denotes in JavaScript (nearest double).
-pub(crate) fn js_number(n: &Number) -> f64 {
-    n.as_f64().unwrap_or(f64::NAN)
-}
+pub(crate) use crate::value::{array_index, js_f64 as js_number, push_js_number};
 
 /// Lossless JSON number as the upstream schema subset defines it: finite and not negative zero.
 pub(crate) fn is_lossless_number(x: f64) -> bool {
@@ -79,64 +77,6 @@ pub(crate) fn is_lossless_number(x: f64) -> bool {
 /// `Number.isInteger`.
 pub(crate) fn is_integer(x: f64) -> bool {
     x.is_finite() && x.trunc() == x
-}
-
-/// `Number.prototype.toString()` (radix 10) for a finite double; non-finite values print as JS does.
-pub(crate) fn push_js_number(out: &mut String, x: f64) {
-    if x.is_nan() {
-        out.push_str("NaN");
-        return;
-    }
-    if x == 0.0 {
-        out.push('0');
-        return;
-    }
-    if x.is_infinite() {
-        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
-        return;
-    }
-    if x < 0.0 {
-        out.push('-');
-    }
-    let mut buffer = ryu::Buffer::new();
-    let shortest = buffer.format_finite(x.abs());
-    // Decompose ryu's text into significant digits and the decimal exponent `n` of ECMA-262's
-    // Number::toString (value = 0.d1d2…dk × 10^n).
-    let (mantissa, exponent) = match shortest.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (shortest, 0),
-    };
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
-    let mut n = int_part.len() as i32 + exponent;
-    let leading = digits.iter().take_while(|&&d| d == b'0').count();
-    digits.drain(..leading);
-    n -= leading as i32;
-    while digits.last() == Some(&b'0') {
-        digits.pop();
-    }
-    let k = digits.len() as i32;
-    let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
-    if k <= n && n <= 21 {
-        out.push_str(&text(&digits));
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&text(&digits[..n as usize]));
-        out.push('.');
-        out.push_str(&text(&digits[n as usize..]));
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&text(&digits));
-    } else {
-        let e = n - 1;
-        out.push_str(&text(&digits[..1]));
-        if k > 1 {
-            out.push('.');
-            out.push_str(&text(&digits[1..]));
-        }
-        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
-    }
 }
 
 /// `BigInt(x).toString()` for an integral finite double: every digit of its exact value.
@@ -185,19 +125,6 @@ pub(crate) fn cmp_utf16(a: &str, b: &str) -> Ordering {
         return a.cmp(b);
     }
     a.encode_utf16().cmp(b.encode_utf16())
-}
-
-/// A canonical array index (`"0"`, `"42"`, below 2^32 - 1): such keys lead `Object.entries`.
-fn array_index(key: &str) -> Option<u32> {
-    let bytes = key.as_bytes();
-    if bytes.is_empty() || bytes.len() > 10 || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    if bytes.len() > 1 && bytes[0] == b'0' {
-        return None;
-    }
-    let value: u64 = key.parse().ok()?;
-    (value < u64::from(u32::MAX)).then_some(value as u32)
 }
 
 /// `Object.entries` order of a parsed JSON object.
