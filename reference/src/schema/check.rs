@@ -4,7 +4,7 @@
 //!
 //! Walks with an explicit task stack.
 //!
-//! Spec: REG-007, REG-010.
+//! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031.
 
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
 //! Diagnostic paths kept as parent-linked segments and rendered only when a violation names them, so walking
 //! a schema or value 100,000 levels deep costs linear memory instead of one ever-longer string per level.
 //!
-//! Spec: ARG-012, OUT-003.
+//! Spec: ARG-012, OUT-003, SCHEMA-027.
 
 /// One path step.
 #[derive(Clone, Copy)]
