@@ -144,11 +144,14 @@ struct Frame<'a, 's> {
     branch_active: bool,
     mark: usize,
     matches: usize,
+    /// For an object: the output length before its own violations, the value and its declared properties; when
+    /// nothing was reported, its undeclared members must still be lossless JSON.
+    lossless: Option<(usize, &'a Map<String, Value>, &'s [(&'a str, usize)])>,
 }
 
 impl<'a, 's> Frame<'a, 's> {
     fn new(pending: Pending<'a, 's>, tail: Vec<String>, path: PathId) -> Self {
-        Self { pending, tail, path, branch_active: false, mark: 0, matches: 0 }
+        Self { pending, tail, path, branch_active: false, mark: 0, matches: 0, lossless: None }
     }
 
     fn is_one_of(&self) -> bool {
@@ -214,6 +217,14 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
             }
         } else {
             out.extend(done.tail);
+            if let Some((start, object, declared)) = done.lossless {
+                // Declared members were validated (a -0 there is already a violation); only undeclared ones
+                // remain unchecked.
+                let undeclared = object.iter().filter(|(k, _)| !declared.iter().any(|(d, _)| d == k));
+                if out.len() == start && undeclared.into_iter().any(|(_, v)| has_negative_zero(v)) {
+                    out.push(format!("\"{}\" must be a lossless JSON object", paths.diagnostic(done.path)));
+                }
+            }
         }
     }
     out
@@ -242,11 +253,13 @@ fn start<'a, 's>(
     out: &mut Vec<String>,
 ) -> Option<Frame<'a, 's>> {
     match nodes.get(node)? {
+        Node::Any if has_negative_zero(value) => one(paths, path, "must be a lossless JSON value", out),
         Node::Any => None,
         Node::Invalid => one(paths, path, "must be a lossless JSON value", out),
         Node::OneOf(branches) => Some(Frame::new(Pending::Branches { branches: branches.iter(), value }, Vec::new(), path)),
         Node::Object { properties, required, closed } => {
             let Value::Object(object) = value else { return one(paths, path, "must be an object", out) };
+            let start_len = out.len();
             for key in required {
                 if lookup(object, key).is_none() {
                     let p = paths.push(path, Seg::Key(key));
@@ -265,10 +278,15 @@ fn start<'a, 's>(
                     }
                 }
             }
-            Some(Frame::new(Pending::Properties { declared: properties.iter(), object }, tail, path))
+            let mut frame = Frame::new(Pending::Properties { declared: properties.iter(), object }, tail, path);
+            frame.lossless = Some((start_len, object, properties));
+            Some(frame)
         }
         Node::Array { items } => {
             let Value::Array(values) = value else { return one(paths, path, "must be an array", out) };
+            if items.is_none() && values.iter().any(has_negative_zero) {
+                return one(paths, path, "must be a dense lossless JSON array", out);
+            }
             items.map(|node| Frame::new(Pending::Items { node, items: values.iter().enumerate() }, Vec::new(), path))
         }
         Node::Scalar { ty, allowed, constant } => {
@@ -313,6 +331,24 @@ fn start<'a, 's>(
     }
 }
 
+/// Whether a value holds `-0`, the one JSON text number that is not lossless (explicit stack).
+fn has_negative_zero(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) => {
+                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
+                    return true;
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +381,19 @@ mod tests {
         let schema = json!({"type":"object","required":["a"],"properties":{"a":{"type":"string"}}});
         assert_eq!(validate_json_schema_value(&schema, &json!({}), ""), ["missing required property \"a\""]);
         assert_eq!(validate_json_schema_value(&schema, &json!(5), ""), ["\"arguments\" must be an object"]);
+    }
+
+    #[test]
+    fn negative_zero_is_not_lossless_json() {
+        let minus_zero = Value::Number(serde_json::Number::from_f64(-0.0).unwrap_or_else(|| 0.into()));
+        let v = |schema: Value, value: Value| validate_json_schema_value(&schema, &value, "value");
+        assert_eq!(v(json!({}), minus_zero.clone()), ["\"value\" must be a lossless JSON value"]);
+        assert_eq!(v(json!({"type":"object"}), json!({"a": [minus_zero.clone()]})), ["\"value\" must be a lossless JSON object"]);
+        assert_eq!(v(json!({"type":"array"}), json!([1, minus_zero.clone()])), ["\"value\" must be a dense lossless JSON array"]);
+        let declared = json!({"type":"object","properties":{"a":{}},"required":["b"]});
+        assert_eq!(v(declared.clone(), json!({"a": minus_zero.clone()})), ["missing required property \"value.b\"", "\"value.a\" must be a lossless JSON value"]);
+        assert_eq!(v(declared, json!({"x": minus_zero.clone()})), ["missing required property \"value.b\""]);
+        assert_eq!(v(json!({"type":"number"}), minus_zero), ["\"value\" must be a finite JSON number"]);
     }
 
     #[test]
