@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::path::{PathId, Paths, ROOT, Seg};
 use crate::error::JsonSchemaError;
-use crate::value::{is_json_integer, is_json_number, js_scalar_eq};
+use crate::value::{is_json_integer, is_json_number, is_lossless, js_scalar_eq};
 
 const CONSTRAINT_KEYWORDS: [&str; 8] =
     ["type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"];
@@ -63,8 +63,14 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
             continue;
         };
         for key in node.keys() {
-            if CONSTRAINT_KEYWORDS.contains(&key.as_str()) || ANNOTATION_KEYWORDS.contains(&key.as_str()) {
-                // Annotations are JSON by construction here, so always lossless.
+            if CONSTRAINT_KEYWORDS.contains(&key.as_str()) {
+                continue;
+            }
+            if ANNOTATION_KEYWORDS.contains(&key.as_str()) {
+                // Annotations are JSON by construction here; only a negative zero is not lossless (SCHEMA-025).
+                if !node.get(key).is_some_and(is_lossless) {
+                    violations.push(format!("{}.{key} annotation must be lossless JSON data", paths.render(path)));
+                }
                 continue;
             }
             violations.push(format!(
