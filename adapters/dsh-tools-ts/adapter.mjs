@@ -9,7 +9,10 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Context } from '@deepseek-ai/cordis';
 import { SystemPrompt } from '@deepseek-ai/dsh-system-prompt';
-import { ToolRuntime, defineTool, renderToolsSdk, renderToolsSdkPy } from '@deepseek-ai/dsh-tools';
+import {
+  ToolRuntime, defineTool, renderToolsSdk, renderToolsSdkPy, assertSupportedJsonSchema, validateJsonSchemaValue,
+  parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema,
+} from '@deepseek-ai/dsh-tools';
 import { ApprovalService } from '@deepseek-ai/dsh-user-approval';
 import { WorkerThreadCodeRuntime } from '@deepseek-ai/dsh-code-runtime-worker-thread';
 import { Session as DshSession } from '@deepseek-ai/dsh-session';
@@ -23,7 +26,7 @@ const UPSTREAM_VERSION = JSON.parse(
 ).version;
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
-  'code-mode', 'prompt', 'sdk',
+  'code-mode', 'prompt', 'sdk', 'schema',
 ];
 const RUNTIMES = ['typescript'];
 
@@ -1038,6 +1041,35 @@ const METHODS = {
     let text;
     const outcome = outcomeOf(() => { text = render(tools); });
     return outcome.ok ? { outcome, text } : { outcome };
+  },
+
+  // schema/*: upstream's schema functions called directly (conformance/PROTOCOL.md § Messages).
+  'schema/check'(params, session) {
+    void session;
+    const schema = need(params, 'schema');
+    return { outcome: outcomeOf(() => assertSupportedJsonSchema(schema)) };
+  },
+
+  'schema/validate'(params, session) {
+    void session;
+    const schema = need(params, 'schema');
+    if (!Object.hasOwn(params, 'value')) throw new AdapterError('missing param "value"', -32602);
+    const outcome = outcomeOf(() => assertSupportedJsonSchema(schema));
+    if (!outcome.ok) return { outcome };
+    const root = params.root === undefined ? 'value' : need(params, 'root', 'string');
+    return { outcome, violations: validateJsonSchemaValue(schema, params.value, root) };
+  },
+
+  'schema/compile'(params, session) {
+    void session;
+    const kind = need(params, 'kind', 'string');
+    const spec = need(params, 'spec');
+    const compile = kind === 'parameters' ? parameterSchemaSpecToJsonSchema
+      : kind === 'value' ? valueSchemaSpecToJsonSchema : undefined;
+    if (compile === undefined) throw new AdapterError(`unknown schema kind "${kind}"`, -32602);
+    let schema;
+    const outcome = outcomeOf(() => { schema = compile(spec); });
+    return outcome.ok ? { outcome, schema } : { outcome };
   },
 
   async 'session/close'(params, session) {

@@ -53,6 +53,17 @@ pub fn check_trial(subject: &mut dyn Subject, info: &SubjectInfo, scenario: &Sce
 
 /// Runs the scenario: open, steps, close.
 pub fn run_scenario(subject: &mut dyn Subject, scenario: &Scenario, opts: &CheckOptions) -> TrialRecord {
+    run_session(subject, &scenario.id, opts, |run| run.open_and_steps(scenario))
+}
+
+/// Runs `body` (which opens the session itself) against a fresh transcript, then closes the session
+/// `session`, whose leak report must be empty; what stopped the body first is the outcome.
+pub(crate) fn run_session(
+    subject: &mut dyn Subject,
+    session: &str,
+    opts: &CheckOptions,
+    body: impl FnOnce(&mut Run<'_>) -> Result<(), Stop>,
+) -> TrialRecord {
     let started = Instant::now();
     subject.take_transcript();
     let validator = match MessageValidator::shared() {
@@ -66,17 +77,17 @@ pub fn run_scenario(subject: &mut dyn Subject, scenario: &Scenario, opts: &Check
             };
         }
     };
-    let mut run = Run { subject, opts, validator, log: EventLog::new(&scenario.id) };
-    let body = run.open_and_steps(scenario);
+    let mut run = Run { subject, opts, validator, log: EventLog::new(session) };
+    let body = body(&mut run);
     let (outcome, restart_needed) = match body {
-        Ok(()) => match run.close(&scenario.id) {
+        Ok(()) => match run.close(session) {
             Ok(()) => (Outcome::Pass, false),
             Err(stop) => (stop.outcome, stop.restart),
         },
         Err(stop) if stop.restart => (stop.outcome, true),
         Err(stop) => {
             // Best effort: free the session; a failing close does not hide the first outcome.
-            let restart = run.close(&scenario.id).err().is_some_and(|s| s.restart);
+            let restart = run.close(session).err().is_some_and(|s| s.restart);
             (stop.outcome, restart)
         }
     };
@@ -85,23 +96,24 @@ pub fn run_scenario(subject: &mut dyn Subject, scenario: &Scenario, opts: &Check
 }
 
 /// Why a run stopped early.
-struct Stop {
+pub(crate) struct Stop {
     outcome: Outcome,
     /// The subject is in an unknown state: do not send `session/close`, restart it.
     restart: bool,
 }
 
 impl Stop {
-    fn fail(message: String) -> Stop {
+    pub(crate) fn fail(message: String) -> Stop {
         Stop { outcome: Outcome::Fail { message }, restart: false }
     }
 
-    fn error(kind: ErrorKind, message: String) -> Stop {
+    pub(crate) fn error(kind: ErrorKind, message: String) -> Stop {
         Stop { outcome: Outcome::Error { kind, message }, restart: false }
     }
 }
 
-struct Run<'a> {
+/// One session being driven.
+pub(crate) struct Run<'a> {
     subject: &'a mut dyn Subject,
     opts: &'a CheckOptions,
     validator: &'static MessageValidator,
@@ -139,7 +151,7 @@ impl Run<'_> {
     }
 
     /// Sends one request; validates the events that came with it and its result.
-    fn send(&mut self, ctx: &str, request: Request) -> Result<Value, Stop> {
+    pub(crate) fn send(&mut self, ctx: &str, request: Request) -> Result<Value, Stop> {
         let method = request.method;
         let reply = match self.subject.request(method, request.params, self.opts.step_timeout) {
             Ok(r) => r,
@@ -309,7 +321,7 @@ fn judge_outcome(ctx: &str, expect: &Expect, outcome: &Value) -> Result<(), Stop
 }
 
 /// One comparison; a mismatch is FAIL with the path and a diff, a broken matcher ERROR(scenario).
-fn compare(ctx: &str, what: &str, expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Stop> {
+pub(crate) fn compare(ctx: &str, what: &str, expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Stop> {
     match matchers::check(expected, actual, mode) {
         Ok(()) => Ok(()),
         Err(MatchError::BadMatcher { path, message }) => {

@@ -29,6 +29,9 @@ pub const CODE_MODE: &str = "code-mode";
 pub const PROMPT: &str = "prompt";
 /// `renderSdk` steps.
 pub const SDK: &str = "sdk";
+/// The `schema/*` requests: never inferred from a scenario (`requires: [schema]`); every trial of the
+/// validation corpus needs it.
+pub const SCHEMA: &str = "schema";
 /// Prefix of `runtime:<language>`.
 pub const RUNTIME_PREFIX: &str = "runtime:";
 

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod checker;
+pub mod corpus;
 pub mod diff;
 pub mod eventlog;
 pub mod features;

@@ -2,7 +2,7 @@
 //! compiled once into a [`MessageValidator`]).
 //!
 //! Depth: the protocol schemas leave every payload that may nest arbitrarily deep unconstrained
-//! (`value`, `meta`, `parameters`, `arguments`, `sections`, `decision`, error `data`), so validation
+//! (`value`, `meta`, `parameters`, `arguments`, `sections`, `decision`, error `data`, the compiled `schema`), so validation
 //! never descends into them and is safe on a normal stack for 100,000-deep values. Error messages are
 //! masked (they never print the instance), because printing a deep value is recursive.
 
@@ -43,6 +43,9 @@ protocol_schemas!(
     "events-waitFor.result",
     "prompt-assemble.result",
     "sdk-render.result",
+    "schema-check.result",
+    "schema-validate.result",
+    "schema-compile.result",
     "session-close.result",
     "leaks",
     "response",

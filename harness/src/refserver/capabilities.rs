@@ -20,13 +20,16 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `presentAs` and the code-mode collapse of model-direct calls (`dsh_tools::presentation`). The `run_code`
 /// transport itself needs a code runtime, which no setup can mount yet (`runtimes` is empty).
 ///
+/// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
+/// functions (`schema.rs`).
+///
 /// Not advertised: `prompt` (no system-prompt
 /// contribution), `sdk` (`sdk/render` is served through `dsh_tools::sdk` and matches
 /// upstream byte for byte on well-formed tool lists, but a malformed list is a reference parse error
 /// where upstream renders or throws its own JavaScript `TypeError`; the SDK owners decide when to claim it);
 /// no code runtimes.
 pub const FEATURES: &[&str] =
-    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode"];
+    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode", "schema"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

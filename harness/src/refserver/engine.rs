@@ -356,7 +356,7 @@ impl Engine {
             "scope/presentAs" => self.present_as(params),
             "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
             "sdk/render" => sdk_render(params),
-            _ => return None,
+            _ => return super::schema::handle(method, params),
         };
         Some(outcome)
     }

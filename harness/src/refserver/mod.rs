@@ -11,7 +11,7 @@
 //! - [`gates`], [`calls`]: gates and started calls of a session; [`quiesce`]: answering only once the
 //!   session's tasks have run as far as they can.
 //! - [`engine`]: the `dsh-tools` runtime of a session and the fixture interpretation.
-//! - [`capabilities`]: the `initialize` answer.
+//! - [`capabilities`]: the `initialize` answer; [`schema`]: the `schema/*` requests (feature `schema`).
 //! - [`deep`]: parse, write, clone and drop JSON of any depth; [`runtime`]: the big-stack tokio runtime.
 //! - [`subject`] and [`transcript`]: the in-process subject.
 //!
@@ -46,6 +46,7 @@ pub mod quiesce;
 pub mod result;
 pub mod rpc;
 pub mod runtime;
+pub mod schema;
 pub mod server;
 pub mod session;
 pub mod subject;

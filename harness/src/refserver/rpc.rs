@@ -103,6 +103,11 @@ impl<'a> Params<'a> {
         self.get(key).ok_or_else(|| Failure::params(format!("missing `{key}`")))
     }
 
+    /// A required field that may be `null` (any JSON value is meaningful, as the `schema/*` payloads).
+    pub fn json(&self, key: &str) -> Result<&'a Value, Failure> {
+        self.0.and_then(|m| m.get(key)).ok_or_else(|| Failure::params(format!("missing `{key}`")))
+    }
+
     /// A required string field.
     pub fn str(&self, key: &str) -> Result<&'a str, Failure> {
         self.req(key)?.as_str().ok_or_else(|| Failure::params(format!("`{key}` must be a string")))

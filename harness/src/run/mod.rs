@@ -1,4 +1,5 @@
-//! The conformance runner: one libtest-mimic trial per scenario (plus one per file that failed to load),
+//! The conformance runner: one libtest-mimic trial per scenario and per validation-corpus group (plus one
+//! per file that failed to load),
 //! expectations applied strictly, a JSON Lines report, a summary line, and an exit status that is 0
 //! exactly when no outcome was unexpected.
 //!
@@ -43,7 +44,8 @@ pub use crate::adapter::PROTOCOL_VERSION;
 /// Runs the suite against the subjects `factory` makes; `subject` describes them for the report.
 pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let started = Instant::now();
-    let suite = suite::load(&opts.spec);
+    let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
+    let suite = suite::load(&opts.spec, &corpus);
     if suite.scenarios.is_empty() && suite.errors.is_empty() {
         eprintln!("dsh-harness: warning: no scenarios under {}", opts.spec.display());
     }
@@ -68,7 +70,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let known: HashSet<&str> = suite.scenarios.iter().map(|s| s.id.as_str()).collect();
+    let known: HashSet<&str> =
+        suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id.as_str())).collect();
     let (expectations, problems) = match &opts.expectations {
         Some(path) => Expectations::load(path, &known),
         None => (Expectations::default(), Vec::new()),
@@ -133,6 +136,27 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 let scenario = planned.scenario;
                 Trial::ignorable_test(unique(id.clone()), move || trial::run_scenario(&c, &id, &file, &rules, scenario))
             }
+        };
+        trials.push(trial);
+    }
+    let group_skip = dsh_conformance::corpus::applicability(&info);
+    for group in suite.groups {
+        let skip = match ctx.expectations.get(&group.id) {
+            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
+            _ => group_skip.clone().map(|r| ("not-applicable", r)),
+        };
+        let c = Arc::clone(&ctx);
+        let name = unique(group.id.clone());
+        let trial = match skip {
+            Some((kind, reason)) => {
+                let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
+                let (id, file, rules) = (group.id.clone(), group.file.clone(), group.rules.clone());
+                prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
+                // Deep groups are taken apart on a large stack even when skipped.
+                let _ = std::thread::Builder::new().stack_size(256 << 20).spawn(move || drop(group)).map(|h| h.join());
+                Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
+            }
+            None => Trial::ignorable_test(name, move || trial::run_group(&c, group)),
         };
         trials.push(trial);
     }

@@ -1,13 +1,15 @@
-//! The runner's bridge to `dsh-conformance`: loading the suite, applicability, and checking one scenario.
+//! The runner's bridge to `dsh-conformance`: loading the suite and the validation corpus, applicability,
+//! and checking one scenario or one corpus group.
 //!
 //! Everything the runner needs from the conformance crate goes through this module, so the rest of the
 //! runner does not change when the crate's API does.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dsh_conformance::{OutcomeName, Scenario};
 use dsh_conformance::checker::{self, CheckOptions};
+use dsh_conformance::corpus::{self, Group};
 use dsh_conformance::outcome::Outcome as CheckOutcome;
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 
@@ -34,19 +36,28 @@ pub struct LoadError {
     pub message: String,
 }
 
-/// Everything loaded from a spec directory.
+/// Everything loaded from a spec directory and its validation corpus.
 #[derive(Default)]
 pub struct Suite {
     /// Scenarios in file order.
     pub scenarios: Vec<Planned>,
+    /// Validation-corpus groups in file order (one trial each).
+    pub groups: Vec<Group>,
     /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
 }
 
-/// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`).
-pub fn load(spec: &Path) -> Suite {
+/// The validation corpus next to a spec directory: `<spec>/../corpus/validation`.
+pub fn default_corpus(spec: &Path) -> PathBuf {
+    spec.parent().unwrap_or(Path::new(".")).join("corpus").join("validation")
+}
+
+/// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`),
+/// and the validation corpus in `corpus` (`dsh_conformance::corpus`; a missing directory has no groups).
+pub fn load(spec: &Path, corpus: &Path) -> Suite {
     let loaded = dsh_conformance::load_suite(spec);
-    let errors = loaded
+    let validation = corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog));
+    let mut errors: Vec<LoadError> = loaded
         .errors_by_file()
         .into_iter()
         .map(|(file, errors)| LoadError {
@@ -54,6 +65,11 @@ pub fn load(spec: &Path) -> Suite {
             message: errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
         })
         .collect();
+    let mut by_file: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for e in &validation.errors {
+        by_file.entry(e.file.display().to_string()).or_default().push(e.to_string());
+    }
+    errors.extend(by_file.into_iter().map(|(file, m)| LoadError { file, message: m.join("\n") }));
     let scenarios = loaded
         .scenarios
         .into_iter()
@@ -64,7 +80,7 @@ pub fn load(spec: &Path) -> Suite {
             scenario: l.scenario,
         })
         .collect();
-    Suite { scenarios, errors }
+    Suite { scenarios, groups: validation.groups, errors }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature
@@ -77,6 +93,15 @@ pub fn not_applicable(scenario: &Scenario, info: &SubjectInfo) -> Option<String>
 /// whether the subject must be restarted before it serves again.
 pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Duration) -> (Verdict, bool) {
     let record = checker::run_scenario(subject, scenario, &CheckOptions { step_timeout });
+    let mut verdict = from_outcome(&record.outcome);
+    verdict.transcript = record.transcript;
+    (verdict, record.restart_needed)
+}
+
+/// Runs one validation-corpus group against a subject (`dsh_conformance::corpus::run_group`); the second
+/// value says whether the subject must be restarted.
+pub fn check_group(subject: &mut dyn Subject, group: &Group, step_timeout: Duration) -> (Verdict, bool) {
+    let record = corpus::run_group(subject, group, &CheckOptions { step_timeout });
     let mut verdict = from_outcome(&record.outcome);
     verdict.transcript = record.transcript;
     (verdict, record.restart_needed)

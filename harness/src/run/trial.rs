@@ -1,9 +1,11 @@
-//! One trial: lease a subject, check the scenario on a large-stack thread, apply the expectations, record,
+//! One trial: lease a subject, check the scenario (or validation-corpus group) on a large-stack thread, apply the expectations, record,
 //! and tell libtest-mimic.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dsh_conformance::corpus::Group;
+use dsh_conformance::subject::Subject;
 use dsh_conformance::{OutcomeName, Scenario};
 use libtest_mimic::{Completion, Failed};
 
@@ -42,6 +44,26 @@ pub fn run_scenario(ctx: &Arc<Context>, id: &str, file: &str, rules: &[String], 
     to_libtest(&verdict)
 }
 
+/// Runs one validation-corpus group as a trial.
+pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed> {
+    let started = Instant::now();
+    let (id, file, rules) = (group.id.clone(), group.file.clone(), group.rules.clone());
+    let shared = Arc::clone(ctx);
+    let verdict = on_big_stack(move || {
+        leased(&shared, |subject, timeout| {
+            let checked = suite::check_group(subject, &group, timeout);
+            // Groups may hold deep values: take them apart here, on the trial's large stack.
+            drop(group);
+            checked
+        })
+    });
+    let entry = ctx.expectations.get(&id);
+    let verdict = expectations::apply(entry, verdict);
+    let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
+    ctx.report.record(&record);
+    to_libtest(&verdict)
+}
+
 /// Records a verdict decided without running anything (load errors, skips) and tells libtest-mimic.
 pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &Verdict) -> Result<Completion, Failed> {
     let entry = ctx.expectations.get(id);
@@ -51,12 +73,23 @@ pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &V
 }
 
 fn check(ctx: &Context, scenario: Scenario) -> Verdict {
+    leased(ctx, |subject, timeout| {
+        let checked = suite::check(subject, &scenario, timeout);
+        // Scenarios may hold deep values: take them apart here, on the trial's large stack.
+        drop(scenario);
+        checked
+    })
+}
+
+/// Leases a subject, runs `f` on it, and gives it back (to be restarted when `f` says so or the outcome
+/// left it in an unknown state).
+fn leased(ctx: &Context, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
     let mut lease = match ctx.pool.lease() {
         Ok(lease) => lease,
         Err(e) => return suite::subject_error(e, "initialize (adapter restart)"),
     };
     let _stale = lease.subject.take_transcript();
-    let (mut verdict, restart) = suite::check(&mut *lease.subject, &scenario, ctx.step_timeout);
+    let (mut verdict, restart) = f(&mut *lease.subject, ctx.step_timeout);
     let transcript = lease.subject.take_transcript();
     if verdict.transcript.is_empty() {
         verdict.transcript = transcript;
@@ -64,8 +97,6 @@ fn check(ctx: &Context, scenario: Scenario) -> Verdict {
     lease.needs_restart = restart
         || matches!(verdict.outcome, OutcomeName::Crash | OutcomeName::Timeout)
         || (verdict.outcome == OutcomeName::Error && verdict.detail.as_deref() == Some("adapter"));
-    // Scenarios may hold deep values: take them apart here, on the trial's large stack.
-    drop(scenario);
     ctx.pool.give_back(lease);
     verdict
 }
