@@ -301,13 +301,13 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         dismantle(open);
         let (schema, root) = match &group.input {
             Input::Raw(schema) => {
-                let params = json!({ "session": session, "schema": schema.0.clone() });
+                let params = json!({ "session": session, "schema": deep_clone(&schema.0) });
                 let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
                 judge_outcome("schema/check", group.unsupported.as_deref(), &result.0)?;
                 (&schema.0, None)
             }
             Input::Dsl { kind, spec, compiled } => {
-                let params = json!({ "session": session, "kind": kind, "spec": spec.0.clone() });
+                let params = json!({ "session": session, "kind": kind, "spec": deep_clone(&spec.0) });
                 let result = Deep(run.send("schema/compile", Request { method: "schema/compile", params })?);
                 judge_outcome("schema/compile", group.unsupported.as_deref(), &result.0)?;
                 let Some(compiled) = compiled else { return Ok(()) };
@@ -317,7 +317,7 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         };
         for (t, test) in group.tests.iter().enumerate() {
             let ctx = format!("test {} ({})", t + 1, test.description);
-            let mut params = json!({ "session": session, "schema": schema.clone(), "value": test.data.0.clone() });
+            let mut params = json!({ "session": session, "schema": deep_clone(schema), "value": deep_clone(&test.data.0) });
             if let (Some(root), Value::Object(p)) = (root, &mut params) {
                 p.insert("root".into(), Value::String(root.into()));
             }
@@ -328,6 +328,46 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         }
         Ok(())
     })
+}
+
+/// Clones a value of any depth without recursion (`Value::clone` recurses).
+fn deep_clone(value: &Value) -> Value {
+    enum Slot<'a> {
+        Leaf(&'a Value),
+        Array(usize),
+        Object(Vec<&'a str>),
+    }
+    // Post-order: children are built first, then gathered by their parent from `built`.
+    let mut todo: Vec<(bool, &Value)> = vec![(false, value)];
+    let mut plan: Vec<Slot<'_>> = Vec::new();
+    while let Some((done, v)) = todo.pop() {
+        match (done, v) {
+            (false, Value::Array(items)) => {
+                todo.push((true, v));
+                todo.extend(items.iter().rev().map(|i| (false, i)));
+            }
+            (false, Value::Object(map)) => {
+                todo.push((true, v));
+                todo.extend(map.values().rev().map(|i| (false, i)));
+            }
+            (true, Value::Array(items)) => plan.push(Slot::Array(items.len())),
+            (true, Value::Object(map)) => plan.push(Slot::Object(map.keys().map(String::as_str).collect())),
+            (_, leaf) => plan.push(Slot::Leaf(leaf)),
+        }
+    }
+    let mut built: Vec<Value> = Vec::new();
+    for slot in plan {
+        let v = match slot {
+            Slot::Leaf(leaf) => leaf.clone(),
+            Slot::Array(n) => Value::Array(built.split_off(built.len() - n)),
+            Slot::Object(keys) => {
+                let values = built.split_off(built.len() - keys.len());
+                Value::Object(keys.into_iter().map(str::to_owned).zip(values).collect())
+            }
+        };
+        built.push(v);
+    }
+    built.pop().unwrap_or(Value::Null)
 }
 
 /// The outcome must be ok (no `unsupported`) or a throw with exactly that message.
