@@ -1,6 +1,6 @@
 //! Conventions as tests: every `.rs` file starts with `//!`; every rule of `spec/rules` is cited by a
-//! scenario or marked `observable: false` with a reason; every rule id cited by a scenario or by a
-//! `Spec:` line in code exists; no two rules share an id.
+//! scenario or a `corpus/validation` group, or marked `observable: false` with a reason; every rule id
+//! cited by a scenario, a corpus group or a `Spec:` line in code exists; no two rules share an id.
 
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
@@ -97,6 +97,17 @@ fn scenario_citations() -> BTreeMap<String, Vec<String>> {
             .filter_map(|r| r.as_str().map(str::to_owned))
             .collect();
         cited.insert(rel(&path), ids);
+    }
+    // Corpus groups cite rules too: some rules (stack safety at 100,000 levels, the validator's
+    // lossless-JSON messages) are only observable through data-driven corpus cases.
+    let corpus = dsh_conformance::corpus::load_validation_corpus(
+        &Path::new(ROOT).join("corpus/validation"),
+        "corpus/validation",
+        None,
+    );
+    assert!(corpus.errors.is_empty(), "corpus/validation does not load: {:?}", corpus.errors);
+    for group in &corpus.groups {
+        cited.entry(group.id.clone()).or_insert_with(Vec::new).extend(group.rules.iter().cloned());
     }
     cited
 }
