@@ -219,6 +219,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Keeps a listener's guard under `alias`, else under the listener's id.
+    fn hold_hook(&self, id: &str, alias: Option<&str>, agent: Option<&String>, guard: HookGuard) {
+        self.hold(alias.unwrap_or(id).to_owned(), Held { agent: agent.cloned(), _guard: Guard::Hook(guard) });
+    }
+
     fn hold(&self, handle: String, held: Held) {
         let mut state = self.state();
         state.disposed.remove(&handle);
@@ -254,7 +259,7 @@ impl Engine {
         } else {
             self.runtime.on_pre_execute(scope.as_ref(), listener)
         };
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
@@ -262,7 +267,7 @@ impl Engine {
         let guard_fn = hooks::guard(l, &self.shared)?;
         let scope = self.registering_scope(l.agent.as_deref())?;
         let guard = self.runtime.guard_fallible(scope.as_ref(), guard_fn);
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
@@ -274,7 +279,7 @@ impl Engine {
         } else {
             self.runtime.on_execute(scope.as_ref(), wrapper)
         };
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
@@ -286,7 +291,7 @@ impl Engine {
         } else {
             self.runtime.on_post_execute(scope.as_ref(), listener)
         };
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
@@ -297,7 +302,7 @@ impl Engine {
         self.registering_scope(l.agent.as_deref())?;
         let guard =
             if l.common().prepend { self.runtime.prepend_change(observer) } else { self.runtime.on_change(observer) };
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
@@ -309,7 +314,7 @@ impl Engine {
             (None, false) => self.runtime.on_result(observer),
             (Some(key), false) => self.runtime.on_result_in(key, observer),
         };
-        self.hold(alias.unwrap_or(&l.id).to_owned(), Held { agent: l.agent.clone(), _guard: Guard::Hook(guard) });
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }
 
