@@ -1,0 +1,123 @@
+// Shared by every module: the stderr logger, the one ordered stdout writer (`send`), AdapterError (a
+// request answered as a JSON-RPC error), and small helpers converting fixture values to and from the
+// upstream shapes (errors, arguments, user messages, results, outcomes).
+
+import { createUserMessage } from '@deepseek-ai/dsh-llm';
+import { stringify } from './json.mjs';
+
+export const log = (...parts) => process.stderr.write(`[dsh-tools-ts] ${parts.join(' ')}\n`);
+
+// ---------------------------------------------------------------------------------------------------
+// The one ordered writer.
+
+export function send(message) {
+  process.stdout.write(stringify(message) + '\n');
+}
+
+/** A request the adapter cannot carry out: answered as a JSON-RPC error, never a crash. */
+export class AdapterError extends Error {
+  constructor(message, code = -32000) {
+    super(message);
+    this.code = code;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Small helpers.
+
+export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The single key of a one-key mapping (instructions, decisions), or throws an AdapterError. */
+export function soleKey(value, what) {
+  if (typeof value === 'string') return value;
+  if (!isObj(value)) throw new AdapterError(`${what}: expected a one-key mapping, got ${stringify(value)}`);
+  const keys = Object.keys(value);
+  if (keys.length !== 1) throw new AdapterError(`${what}: expected exactly one key, got ${stringify(keys)}`);
+  return keys[0];
+}
+
+export function makeError(spec) {
+  if (typeof spec === 'string') return new Error(spec);
+  if (isObj(spec) && typeof spec.message === 'string') {
+    const error = new Error(spec.message);
+    if (spec.name !== undefined) error.name = spec.name;
+    return error;
+  }
+  throw new AdapterError(`throw: expected a message or { message, name? }, got ${stringify(spec)}`);
+}
+
+export function argumentAt(args, path) {
+  if (path === '') return args;
+  let cursor = args;
+  for (const part of path.split('.')) {
+    if (cursor === null || typeof cursor !== 'object') return undefined;
+    cursor = cursor[part];
+  }
+  return cursor;
+}
+
+/** Fixture context `{ text, source? }` → the identified UserMessage upstream carries. */
+export function toUserMessage(context) {
+  if (!isObj(context) || typeof context.text !== 'string') {
+    throw new AdapterError(`context: expected { text, source? }, got ${stringify(context)}`);
+  }
+  return createUserMessage({
+    content: [{ type: 'text', text: context.text }],
+    source: context.source !== undefined ? { kind: 'plugin', plugin: context.source } : { kind: 'user' },
+  });
+}
+
+/** UserMessage → `{ text, source? }`. */
+function fromUserMessage(message) {
+  const text = (message?.content ?? []).filter((b) => b?.type === 'text').map((b) => b.text).join('');
+  const source = message?.source?.kind === 'plugin' ? message.source.plugin : undefined;
+  return source !== undefined ? { text, source } : { text };
+}
+
+/** ToolExecutionResult → the protocol's Result shape (spec/README.md § Results). */
+export function toResult(r) {
+  if (!isObj(r)) return { isError: true, content: [], error: { message: `adapter: non-object result ${String(r)}` } };
+  const out = { isError: r.isError === true };
+  if (!out.isError) out.value = r.value;
+  out.content = r.content;
+  if (out.isError) {
+    const error = { message: r.error?.message };
+    if (r.error?.info?.code !== undefined) error.code = r.error.info.code;
+    if (r.error?.info?.name !== undefined) error.name = r.error.info.name;
+    out.error = error;
+  }
+  if (r.meta !== undefined) out.meta = r.meta;
+  if (r.additionalContexts !== undefined) out.additionalContexts = r.additionalContexts.map(fromUserMessage);
+  return out;
+}
+
+export function outcomeOf(fn) {
+  try {
+    fn();
+    return { ok: true };
+  } catch (error) {
+    if (error instanceof AdapterError) throw error;
+    return { threw: thrownShape(error) };
+  }
+}
+
+export async function outcomeOfAsync(fn) {
+  try {
+    return { outcome: { ok: true }, value: await fn() };
+  } catch (error) {
+    if (error instanceof AdapterError) throw error;
+    return { outcome: { threw: thrownShape(error) } };
+  }
+}
+
+function thrownShape(error) {
+  if (error instanceof Error) return { message: error.message, name: error.name };
+  return { message: String(error) };
+}
+
+export function nonFinite(value) {
+  if (value === 'Infinity') return Infinity;
+  if (value === '-Infinity') return -Infinity;
+  if (value === 'NaN') return NaN;
+  return value;
+}

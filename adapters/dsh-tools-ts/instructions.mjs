@@ -1,0 +1,90 @@
+// The fixture instruction interpreter (spec/README.md § Fixture vocabulary): `compile` validates an
+// instruction list, `run` / `runSync` interpret it against a session (marks, gates, aborts, returns).
+
+import { AdapterError, soleKey, makeError, argumentAt, toUserMessage } from './common.mjs';
+
+// ---------------------------------------------------------------------------------------------------
+// Instructions. `compile` validates a list once (unknown instructions are adapter errors at the request
+// that carries them); `run` interprets it synchronously up to the first instruction that must wait, so
+// a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
+// throw), and returns either an outcome or a Promise of one.
+
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'deferContext', 'return', 'returnArgument', 'throw']);
+const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
+const BODY_ONLY = new Set(['deferContext', 'return', 'returnArgument']);
+
+export function compile(list, where, { body = false, sync = false } = {}) {
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) throw new AdapterError(`${where}: instructions must be a list`);
+  return list.map((instruction, index) => {
+    const key = soleKey(instruction, `${where}[${index}]`);
+    if (typeof instruction === 'string') throw new AdapterError(`${where}[${index}]: unknown instruction "${key}"`);
+    if (!SYNC_INSTRUCTIONS.has(key) && !ASYNC_INSTRUCTIONS.has(key)) {
+      throw new AdapterError(`${where}[${index}]: unknown instruction "${key}"`);
+    }
+    if (!body && BODY_ONLY.has(key)) throw new AdapterError(`${where}[${index}]: instruction "${key}" is only valid in a tool body`);
+    if (sync && ASYNC_INSTRUCTIONS.has(key)) {
+      throw new AdapterError(`${where}[${index}]: instruction "${key}" cannot run here: this callback is synchronous in upstream`);
+    }
+    const arg = instruction[key];
+    if (key === 'throw') makeError(arg);
+    if (key === 'deferContext') toUserMessage(arg);
+    return { key, arg };
+  });
+}
+
+/**
+ * env: { session, callId?, signal: () => AbortSignal | undefined, exec?, args? }
+ * Returns { returned: false } | { returned: true, value }, or a Promise of it.
+ */
+export function run(program, env) {
+  const session = env.session;
+  const step = (index) => {
+    for (let i = index; i < program.length; i++) {
+      const { key, arg } = program[i];
+      switch (key) {
+        case 'emit':
+          session.emit({ type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}) });
+          break;
+        case 'emitSignal':
+          session.emit({
+            type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
+            aborted: env.signal()?.aborted === true,
+          });
+          break;
+        case 'deferContext':
+          env.exec.deferContext(toUserMessage(arg));
+          break;
+        case 'return':
+          return { returned: true, value: arg };
+        case 'returnArgument':
+          return { returned: true, value: argumentAt(env.args, arg) };
+        case 'throw':
+          throw makeError(arg);
+        case 'wait':
+          return session.trackTask(session.waitGate(arg, undefined).then(() => step(i + 1)));
+        case 'waitOrAbort':
+          return session.trackTask(session.waitGate(arg, env.signal()).then(() => step(i + 1)));
+        case 'awaitAbort':
+          return session.trackTask(waitAbort(env.signal()).then(() => step(i + 1)));
+        default:
+          throw new AdapterError(`unknown instruction "${key}"`);
+      }
+    }
+    return { returned: false };
+  };
+  return step(0);
+}
+
+function waitAbort(signal) {
+  if (signal === undefined) return new Promise(() => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** Runs a list that compile() proved synchronous. */
+export function runSync(program, env) {
+  const outcome = run(program, env);
+  if (outcome instanceof Promise) throw new AdapterError('internal: synchronous instruction list suspended');
+  return outcome;
+}

@@ -1,0 +1,281 @@
+// One scenario's deployment: FixtureSession owns the cordis Context with the real plugins mounted, the
+// fixture plugin context, gates, calls, execution tokens, agents (scopes), handles, marks, the leak report
+// and disposal.
+
+import { Context } from '@deepseek-ai/cordis';
+import { SystemPrompt } from '@deepseek-ai/dsh-system-prompt';
+import { ToolRuntime } from '@deepseek-ai/dsh-tools';
+import { ApprovalService } from '@deepseek-ai/dsh-user-approval';
+import { WorkerThreadCodeRuntime } from '@deepseek-ai/dsh-code-runtime-worker-thread';
+import { Session as DshSession } from '@deepseek-ai/dsh-session';
+import { createScope } from '@deepseek-ai/dsh-scope';
+import { stringify } from './json.mjs';
+import { log, send, AdapterError, isObj, toResult } from './common.mjs';
+import { compile, run } from './instructions.mjs';
+import { compileTool, buildDefinition } from './tools.mjs';
+import { HOOK_KINDS, LISTENERS } from './listeners.mjs';
+
+// ---------------------------------------------------------------------------------------------------
+// One session: one cordis Context with the real plugins.
+
+export class FixtureSession {
+  constructor(id) {
+    this.id = id;
+    this.seq = 0;
+    this.closed = false;
+    this.gates = new Map(); // name -> { opened, waiters, resolvers:Set }
+    this.calls = new Map(); // callId -> { controller, promise, settled, result }
+    this.tokens = new Map(); // callId -> ToolExecutionToken
+    this.agents = new Map(); // name -> { key, scope, open }
+    this.handles = new Map(); // handle -> disposer
+    this.fixtures = new Map(); // tool handle -> fixture
+    this.liveTasks = 0;
+    this.marks = new Set(); // labels of mark events sent so far
+    this.markWaiters = new Map(); // label -> [resolve]
+  }
+
+  /** Resolves once a mark with `label` has been sent (at once if it already was). */
+  waitForMark(label) {
+    if (this.marks.has(label)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.markWaiters.get(label) ?? [];
+      waiters.push(resolve);
+      this.markWaiters.set(label, waiters);
+    });
+  }
+
+  emit(event) {
+    if (this.closed) {
+      log(`session ${this.id}: event after close dropped: ${stringify(event)}`);
+      return;
+    }
+    this.seq += 1;
+    send({ jsonrpc: '2.0', method: 'event', params: { session: this.id, seq: this.seq, event } });
+    if (event.type === 'mark') {
+      this.marks.add(event.label);
+      for (const resolve of this.markWaiters.get(event.label) ?? []) resolve();
+      this.markWaiters.delete(event.label);
+    }
+  }
+
+  trackTask(promise) {
+    this.liveTasks += 1;
+    const done = () => { this.liveTasks -= 1; };
+    promise.then(done, done);
+    return promise;
+  }
+
+  gate(name) {
+    let gate = this.gates.get(name);
+    if (gate === undefined) {
+      gate = { opened: false, waiters: 0, resolvers: new Set() };
+      this.gates.set(name, gate);
+    }
+    return gate;
+  }
+
+  /** Resolves when the gate opens or, with a signal, when it aborts. */
+  waitGate(name, signal) {
+    const gate = this.gate(name);
+    if (gate.opened) return Promise.resolve('gate');
+    if (signal?.aborted) return Promise.resolve('abort');
+    return new Promise((resolve) => {
+      gate.waiters += 1;
+      let settled = false;
+      const finish = (why) => {
+        if (settled) return;
+        settled = true;
+        gate.waiters -= 1;
+        gate.resolvers.delete(onGate);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(why);
+      };
+      const onGate = () => finish('gate');
+      const onAbort = () => finish('abort');
+      gate.resolvers.add(onGate);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Calls `fn` once, when the gate opens (at once if already open). */
+  onGate(name, fn) {
+    const gate = this.gate(name);
+    if (gate.opened) {
+      queueMicrotask(fn);
+      return () => {};
+    }
+    const cb = () => fn();
+    gate.resolvers.add(cb);
+    return () => gate.resolvers.delete(cb);
+  }
+
+  openGate(name) {
+    const gate = this.gate(name);
+    if (gate.opened) return;
+    gate.opened = true;
+    const resolvers = [...gate.resolvers];
+    gate.resolvers.clear();
+    for (const resolve of resolvers) resolve();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+
+  async open(setup) {
+    if (setup !== undefined && !isObj(setup)) throw new AdapterError('session/open: setup must be a mapping');
+    setup ??= {};
+    this.setup = setup;
+    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'approval', 'agents', 'tools', 'hooks']);
+    for (const key of Object.keys(setup)) if (!known.has(key)) throw new AdapterError(`session/open: unknown setup field "${key}"`);
+    if (setup.runtime !== undefined && setup.runtime !== 'typescript') {
+      throw new AdapterError(`session/open: runtime "${setup.runtime}" is not available (upstream rc.8 ships no working Python backend; this adapter mounts only dsh-code-runtime-worker-thread)`);
+    }
+    for (const tool of setup.tools ?? []) {
+      const handle = tool.handle ?? tool.name;
+      if (this.fixtures.has(handle)) throw new AdapterError(`session/open: duplicate tool handle "${handle}"`);
+      this.fixtures.set(handle, tool);
+      compileTool(tool); // validate the whole vocabulary before anything is mounted
+    }
+    if (setup.approval !== undefined) {
+      const answers = ['allowed-once', 'rejected', 'cancelled', 'unavailable'];
+      if (!isObj(setup.approval) || !answers.includes(setup.approval.answer)) {
+        throw new AdapterError(`session/open: approval.answer must be one of ${answers.join(', ')}`);
+      }
+      this.approvalDo = compile(setup.approval.do, 'approval.do');
+    }
+
+    // The deployment: a root Context with the real plugins.
+    const root = new Context();
+    this.root = root;
+    const toolsConfig = {};
+    if (setup.mode !== undefined) toolsConfig.mode = setup.mode;
+    if (setup.maxParallelSubCalls !== undefined) toolsConfig.maxParallelSubCalls = setup.maxParallelSubCalls;
+    await this.mount(root.plugin(SystemPrompt, {}), 'dsh-system-prompt');
+    if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, {}), 'dsh-code-runtime-worker-thread');
+    if (setup.approval !== undefined) await this.mount(root.plugin(ApprovalService, {}), 'dsh-user-approval');
+    await this.mount(root.plugin(ToolRuntime, toolsConfig), 'dsh-tools');
+
+    // The fixture plugin: a plain plugin context, as tool and policy plugins get.
+    let fixtureCtx;
+    const fiber = root.plugin({
+      name: 'dsh-conformance-fixture',
+      inject: ['tools', 'systemPrompt'],
+      apply(ctx) { fixtureCtx = ctx; },
+    });
+    await this.mount(fiber, 'fixture plugin');
+    if (fixtureCtx === undefined || fixtureCtx.tools === undefined) {
+      throw new AdapterError('session/open: the fixture plugin did not start (ctx.tools unavailable)');
+    }
+    this.ctx = fixtureCtx;
+
+    // The adapter's own observers: token capture for `parent`, and the result event.
+    this.ctx.on('tools/pre-execute', (exec, next) => {
+      this.tokens.set(exec.callId, exec.token);
+      return next();
+    }, { prepend: true });
+    this.ctx.on('tools/result', (exec, result) => {
+      this.tokens.set(exec.callId, exec.token);
+      this.emit({ type: 'result', callId: exec.callId, result: toResult(result) });
+    });
+    if (setup.approval !== undefined) {
+      const answer = setup.approval.answer;
+      this.ctx.on('approval/request', (req) => {
+        const outcome = run(this.approvalDo, { session: this, callId: req.callId, signal: () => req.signal });
+        return outcome instanceof Promise ? outcome.then(() => answer) : answer;
+      });
+    }
+
+    for (const name of setup.agents ?? []) this.openAgent(name);
+    for (const tool of setup.tools ?? []) {
+      if (tool.register === false) continue;
+      const handle = tool.handle ?? tool.name;
+      try {
+        this.handles.set(handle, this.registerTool(tool));
+      } catch (error) {
+        if (error instanceof AdapterError) throw error;
+        throw new AdapterError(`setup: registering tool "${tool.name}" threw: ${error?.message ?? String(error)}`, -32001);
+      }
+    }
+    const hooks = setup.hooks ?? {};
+    if (!isObj(hooks)) throw new AdapterError('setup.hooks must be a mapping');
+    for (const kind of Object.keys(hooks)) if (!HOOK_KINDS.includes(kind)) throw new AdapterError(`setup.hooks: unknown hook kind "${kind}"`);
+    for (const kind of HOOK_KINDS) {
+      for (const listener of hooks[kind] ?? []) {
+        try {
+          this.handles.set(listener.id, this.addHook(kind, listener));
+        } catch (error) {
+          if (error instanceof AdapterError) throw error;
+          throw new AdapterError(`setup: adding ${kind} listener "${listener.id}" threw: ${error?.message ?? String(error)}`, -32001);
+        }
+      }
+    }
+  }
+
+  async mount(fiber, what) {
+    await fiber;
+    if (fiber.error !== undefined) throw new AdapterError(`session/open: ${what} failed to start: ${fiber.error?.message ?? fiber.error}`, -32001);
+  }
+
+  agent(name) {
+    if (name === undefined || name === null) return undefined;
+    const agent = this.agents.get(name);
+    if (agent === undefined) throw new AdapterError(`unknown agent "${name}" (not opened in this session)`);
+    return agent;
+  }
+
+  agentKey(name) {
+    return this.agent(name)?.key;
+  }
+
+  /** The context a registration goes through: the agent's scope ctx, or the plain plugin ctx. */
+  ctxFor(agentName) {
+    if (agentName === undefined || agentName === null) return this.ctx;
+    const agent = this.agent(agentName);
+    if (!agent.open) throw new AdapterError(`agent "${agentName}" has been dropped`);
+    return agent.scope.ctx;
+  }
+
+  openAgent(name) {
+    if (typeof name !== 'string') throw new AdapterError('agent names are strings');
+    const existing = this.agents.get(name);
+    if (existing?.open) throw new AdapterError(`agent "${name}" is already open`);
+    // The scope key stands for the Agent (dsh-agent keys agent scopes by the Agent object). It carries a
+    // real dsh-session Session with an open turn, which the real ApprovalService audits to.
+    const session = DshSession.create(`fixture-${this.id}-${name}`);
+    session.append('turn/start', {});
+    const key = { id: name, session };
+    const scope = createScope(this.ctx, key);
+    this.agents.set(name, { key, scope, open: true });
+  }
+
+  async dropAgent(name) {
+    const agent = this.agent(name);
+    if (!agent.open) throw new AdapterError(`agent "${name}" is already dropped`);
+    agent.open = false;
+    await agent.scope.dispose();
+  }
+
+  registerTool(fixture) {
+    const ctx = this.ctxFor(fixture.agent);
+    const definition = buildDefinition(this, fixture);
+    return ctx.tools.register(definition());
+  }
+
+  addHook(kind, listener) {
+    if (!isObj(listener) || typeof listener.id !== 'string') throw new AdapterError(`${kind} listener: expected a mapping with an id`);
+    const ctx = this.ctxFor(listener.agent);
+    const build = LISTENERS[kind];
+    if (build === undefined) throw new AdapterError(`unknown hook kind "${kind}"`);
+    return build(this, ctx, listener);
+  }
+
+  leaks() {
+    const pendingCalls = [...this.calls.entries()].filter(([, c]) => !c.settled).map(([id]) => id);
+    const unopenedGates = [...this.gates.entries()].filter(([, g]) => !g.opened && g.waiters > 0).map(([n]) => n);
+    return { pendingCalls, unopenedGates, liveTasks: this.liveTasks };
+  }
+
+  async dispose() {
+    this.closed = true;
+    await this.root?.fiber?.dispose?.();
+  }
+}
