@@ -9,7 +9,6 @@
 // methods.mjs, and answered through the one ordered writer (common.mjs). Modules: common.mjs (writer,
 // errors, helpers), instructions.mjs, session.mjs, tools.mjs, listeners.mjs, methods.mjs, json.mjs.
 
-import { createInterface } from 'node:readline';
 import { log, send, AdapterError } from './common.mjs';
 import { METHODS, sessionOf } from './methods.mjs';
 
@@ -46,9 +45,30 @@ async function handle(message) {
 process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason?.stack ?? reason}`));
 process.on('uncaughtException', (error) => log(`uncaught exception: ${error?.stack ?? error}`));
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+// Lines end at `\n` only (conformance/PROTOCOL.md § Framing). node:readline also ends a line at U+2028
+// and U+2029, which JSON strings may hold unescaped, so stdin is split here instead.
 const inFlight = new Set();
-lines.on('line', (line) => {
+let pending = [];
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  let start = 0;
+  for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+    pending.push(chunk.slice(start, end));
+    const line = pending.join('');
+    pending = [];
+    onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+    start = end + 1;
+  }
+  if (start < chunk.length) pending.push(chunk.slice(start));
+});
+process.stdin.on('end', () => {
+  const rest = pending.join('');
+  pending = [];
+  if (rest !== '') onLine(rest);
+  onClose();
+});
+
+function onLine(line) {
   if (line.trim() === '') return;
   let message;
   try {
@@ -66,11 +86,12 @@ lines.on('line', (line) => {
   const request = handle(message);
   inFlight.add(request);
   request.finally(() => inFlight.delete(request));
-});
-lines.on('close', async () => {
+}
+
+async function onClose() {
   // Answer what was asked before stdin closed, then leave.
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   log('stdin closed; exiting');
   // Large lines may still sit in the pipe's write queue: exit only once everything written has flushed.
   process.stdout.write('', () => process.exit(0));
-});
+}
