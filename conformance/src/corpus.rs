@@ -89,11 +89,7 @@ pub struct Corpus {
 /// Rule ids are checked against `catalog` when it has any rule of the cited area.
 pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> Corpus {
     let mut corpus = Corpus::default();
-    let Ok(entries) = std::fs::read_dir(dir) else { return corpus };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
-    for path in files {
+    for path in json_files(dir) {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let shown = format!("{display}/{stem}.json");
         let error = |field: String, message: String| LoadError {
@@ -139,6 +135,15 @@ pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalo
     corpus
 }
 
+/// The `*.json` files of `dir`, sorted (none when it cannot be read).
+pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    files
+}
+
 fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars().flat_map(char::to_lowercase) {
@@ -154,9 +159,9 @@ fn slug(text: &str) -> String {
     out.trim_end_matches('-').to_owned()
 }
 
-type Problem = (String, String);
+pub(crate) type Problem = (String, String);
 
-fn take_string(map: &mut Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, Problem> {
+pub(crate) fn take_string(map: &mut Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, Problem> {
     match map.remove(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -178,7 +183,7 @@ fn object(value: Value, at: &str) -> Result<Map<String, Value>, Problem> {
 }
 
 /// Frees what is left of a map and names its first key as unknown, if any.
-fn no_more(map: Map<String, Value>, at: &str) -> Result<(), Problem> {
+pub(crate) fn no_more(map: Map<String, Value>, at: &str) -> Result<(), Problem> {
     let first = map.keys().next().cloned();
     dismantle(Value::Object(map));
     match first {
@@ -187,16 +192,18 @@ fn no_more(map: Map<String, Value>, at: &str) -> Result<(), Problem> {
     }
 }
 
-fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Catalog>) -> Result<Group, Problem> {
-    let mut map = object(item, "")?;
-    let description = take_string(&mut map, "description", "")?.ok_or((String::new(), "missing description".into()))?;
-    let unsupported = take_string(&mut map, "unsupported", "")?;
-    let rules = match map.remove("rules") {
-        None => Vec::new(),
+/// Takes the optional `rules` list of a corpus item: rule ids, checked against `catalog` when it has any
+/// rule of the cited area.
+pub(crate) fn take_rules(map: &mut Map<String, Value>, catalog: Option<&Catalog>) -> Result<Vec<String>, Problem> {
+    match map.remove("rules") {
+        None => Ok(Vec::new()),
         Some(Value::Array(ids)) => {
             let mut out = Vec::new();
             for id in ids {
-                let Value::String(id) = id else { return Err((".rules".into(), "must be a list of rule ids".into())) };
+                let Value::String(id) = id else {
+                    dismantle(id);
+                    return Err((".rules".into(), "must be a list of rule ids".into()));
+                };
                 let area = id.split('-').next().unwrap_or_default().to_owned();
                 if let Some(catalog) = catalog {
                     let area_known = catalog.rules.keys().any(|r| r.starts_with(&format!("{area}-")));
@@ -206,13 +213,20 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
                 }
                 out.push(id);
             }
-            out
+            Ok(out)
         }
         Some(other) => {
             dismantle(other);
-            return Err((".rules".into(), "must be a list of rule ids".into()));
+            Err((".rules".into(), "must be a list of rule ids".into()))
         }
-    };
+    }
+}
+
+fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Catalog>) -> Result<Group, Problem> {
+    let mut map = object(item, "")?;
+    let description = take_string(&mut map, "description", "")?.ok_or((String::new(), "missing description".into()))?;
+    let unsupported = take_string(&mut map, "unsupported", "")?;
+    let rules = take_rules(&mut map, catalog)?;
     let input = match (map.remove("schema"), map.remove("dsl")) {
         (Some(schema), None) => Input::Raw(Deep(schema)),
         (None, Some(dsl)) => {
@@ -331,7 +345,7 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
 }
 
 /// Clones a value of any depth without recursion (`Value::clone` recurses).
-fn deep_clone(value: &Value) -> Value {
+pub(crate) fn deep_clone(value: &Value) -> Value {
     enum Slot<'a> {
         Leaf(&'a Value),
         Array(usize),
@@ -371,7 +385,7 @@ fn deep_clone(value: &Value) -> Value {
 }
 
 /// The outcome must be ok (no `unsupported`) or a throw with exactly that message.
-fn judge_outcome(ctx: &str, unsupported: Option<&str>, result: &Value) -> Result<(), Stop> {
+pub(crate) fn judge_outcome(ctx: &str, unsupported: Option<&str>, result: &Value) -> Result<(), Stop> {
     let outcome = result.get("outcome").unwrap_or(&Value::Null);
     let threw = outcome.get("threw").and_then(|t| t.get("message"));
     match (unsupported, threw) {

@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod report;
 pub mod scenario;
 pub mod schemas;
+pub mod sdk_corpus;
 pub mod subject;
 pub mod yaml;
 

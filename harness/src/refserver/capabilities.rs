@@ -23,13 +23,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
 /// functions (`schema.rs`).
 ///
-/// Not advertised: `prompt` (no system-prompt
-/// contribution), `sdk` (`sdk/render` is served through `dsh_tools::sdk` and matches
-/// upstream byte for byte on well-formed tool lists, but a malformed list is a reference parse error
-/// where upstream renders or throws its own JavaScript `TypeError`; the SDK owners decide when to claim it);
-/// no code runtimes.
+/// `sdk`: `sdk/render` through `dsh_tools::sdk` (`render_tools_sdk`, `render_tools_sdk_py`), byte for byte
+/// upstream's text on every tool set of `corpus/sdk/` (run as trials by the harness). A malformed tool list
+/// is a reference parse error where upstream may render or throw its own JavaScript `TypeError`; no
+/// corpus file holds one.
+///
+/// Not advertised: `prompt` (no system-prompt contribution); no code runtimes.
 pub const FEATURES: &[&str] =
-    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode", "schema"];
+    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode", "sdk", "schema"];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

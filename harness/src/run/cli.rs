@@ -1,7 +1,7 @@
 //! Command-line parsing: our own flags first, the rest handed to libtest-mimic's `Arguments`.
 //!
 //! ```text
-//! dsh-harness [--adapter CMD] [--spec DIR] [--corpus DIR] [--report FILE.jsonl] [--expectations FILE.yaml]
+//! dsh-harness [--adapter CMD] [--spec DIR] [--corpus DIR] [--sdk-corpus DIR] [--report FILE.jsonl] [--expectations FILE.yaml]
 //!             [--step-timeout SECS] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
 //! dsh-harness matrix REPORT.jsonl... [--update README.md]
 //! ```
@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub spec: PathBuf,
     /// The validation corpus directory (default: `corpus/validation` next to the spec directory).
     pub corpus: Option<PathBuf>,
+    /// The SDK corpus directory (default: `corpus/sdk` next to the spec directory).
+    pub sdk_corpus: Option<PathBuf>,
     /// Where to write the JSON Lines report.
     pub report: Option<PathBuf>,
     /// The expectations file.
@@ -58,6 +60,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     let mut spec = PathBuf::from(DEFAULT_SPEC);
     let mut report = None;
     let mut corpus = None;
+    let mut sdk_corpus = None;
     let mut expectations = None;
     let mut step_timeout = DEFAULT_STEP_TIMEOUT;
     let mut rest = vec!["dsh-harness".to_owned()];
@@ -73,6 +76,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
             "--adapter" => adapter = Some(value("--adapter")?),
             "--spec" => spec = PathBuf::from(value("--spec")?),
             "--corpus" => corpus = Some(PathBuf::from(value("--corpus")?)),
+            "--sdk-corpus" => sdk_corpus = Some(PathBuf::from(value("--sdk-corpus")?)),
             "--report" => report = Some(PathBuf::from(value("--report")?)),
             "--expectations" => expectations = Some(PathBuf::from(value("--expectations")?)),
             "--step-timeout" => {
@@ -88,7 +92,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
         }
     }
     let libtest = libtest_mimic::Arguments::from_iter(rest);
-    Ok(Command::Run(RunOptions { adapter, spec, corpus, report, expectations, step_timeout, libtest, threads_given }))
+    Ok(Command::Run(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given }))
 }
 
 fn parse_matrix(args: &[String]) -> Result<Command, String> {

@@ -1,5 +1,5 @@
-//! The conformance runner: one libtest-mimic trial per scenario and per validation-corpus group (plus one
-//! per file that failed to load),
+//! The conformance runner: one libtest-mimic trial per scenario, per validation-corpus group and per
+//! SDK-corpus file and language (plus one per file that failed to load),
 //! expectations applied strictly, a JSON Lines report, a summary line, and an exit status that is 0
 //! exactly when no outcome was unexpected.
 //!
@@ -45,7 +45,8 @@ pub use crate::adapter::PROTOCOL_VERSION;
 pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let started = Instant::now();
     let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
-    let suite = suite::load(&opts.spec, &corpus);
+    let sdk = opts.sdk_corpus.clone().unwrap_or_else(|| suite::default_sdk_corpus(&opts.spec));
+    let suite = suite::load(&opts.spec, &corpus, &sdk);
     if suite.scenarios.is_empty() && suite.errors.is_empty() {
         eprintln!("dsh-harness: warning: no scenarios under {}", opts.spec.display());
     }
@@ -71,7 +72,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         return ExitCode::from(2);
     }
     let known: HashSet<&str> =
-        suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id.as_str())).collect();
+        suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id.as_str())).chain(suite.sdk.iter().map(|c| c.id.as_str())).collect();
     let (expectations, problems) = match &opts.expectations {
         Some(path) => Expectations::load(path, &known),
         None => (Expectations::default(), Vec::new()),
@@ -157,6 +158,25 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
             None => Trial::ignorable_test(name, move || trial::run_group(&c, group)),
+        };
+        trials.push(trial);
+    }
+    let sdk_skip = dsh_conformance::sdk_corpus::applicability(&info);
+    for case in suite.sdk {
+        let skip = match ctx.expectations.get(&case.id) {
+            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
+            _ => sdk_skip.clone().map(|r| ("not-applicable", r)),
+        };
+        let c = Arc::clone(&ctx);
+        let name = unique(case.id.clone());
+        let trial = match skip {
+            Some((kind, reason)) => {
+                let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
+                let (id, file, rules) = (case.id.clone(), case.file.clone(), case.rules.clone());
+                prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
+                Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
+            }
+            None => Trial::ignorable_test(name, move || trial::run_sdk(&c, case)),
         };
         trials.push(trial);
     }

@@ -1,5 +1,5 @@
-//! The runner's bridge to `dsh-conformance`: loading the suite and the validation corpus, applicability,
-//! and checking one scenario or one corpus group.
+//! The runner's bridge to `dsh-conformance`: loading the suite, the validation corpus and the SDK corpus,
+//! applicability, and checking one scenario, one corpus group or one SDK case.
 //!
 //! Everything the runner needs from the conformance crate goes through this module, so the rest of the
 //! runner does not change when the crate's API does.
@@ -11,6 +11,7 @@ use dsh_conformance::{OutcomeName, Scenario};
 use dsh_conformance::checker::{self, CheckOptions};
 use dsh_conformance::corpus::{self, Group};
 use dsh_conformance::outcome::Outcome as CheckOutcome;
+use dsh_conformance::sdk_corpus::{self, SdkCase};
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
 
 use super::verdict::Verdict;
@@ -43,6 +44,8 @@ pub struct Suite {
     pub scenarios: Vec<Planned>,
     /// Validation-corpus groups in file order (one trial each).
     pub groups: Vec<Group>,
+    /// SDK-corpus cases, one per file and language (one trial each).
+    pub sdk: Vec<SdkCase>,
     /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
 }
@@ -52,11 +55,18 @@ pub fn default_corpus(spec: &Path) -> PathBuf {
     spec.parent().unwrap_or(Path::new(".")).join("corpus").join("validation")
 }
 
+/// The SDK corpus next to a spec directory: `<spec>/../corpus/sdk`.
+pub fn default_sdk_corpus(spec: &Path) -> PathBuf {
+    spec.parent().unwrap_or(Path::new(".")).join("corpus").join("sdk")
+}
+
 /// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`),
-/// and the validation corpus in `corpus` (`dsh_conformance::corpus`; a missing directory has no groups).
-pub fn load(spec: &Path, corpus: &Path) -> Suite {
+/// the validation corpus in `corpus` (`dsh_conformance::corpus`) and the SDK corpus in `sdk`
+/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials.
+pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
     let loaded = dsh_conformance::load_suite(spec);
     let validation = corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog));
+    let sdk = sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog));
     let mut errors: Vec<LoadError> = loaded
         .errors_by_file()
         .into_iter()
@@ -66,7 +76,7 @@ pub fn load(spec: &Path, corpus: &Path) -> Suite {
         })
         .collect();
     let mut by_file: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
-    for e in &validation.errors {
+    for e in validation.errors.iter().chain(&sdk.errors) {
         by_file.entry(e.file.display().to_string()).or_default().push(e.to_string());
     }
     errors.extend(by_file.into_iter().map(|(file, m)| LoadError { file, message: m.join("\n") }));
@@ -80,7 +90,7 @@ pub fn load(spec: &Path, corpus: &Path) -> Suite {
             scenario: l.scenario,
         })
         .collect();
-    Suite { scenarios, groups: validation.groups, errors }
+    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature
@@ -102,6 +112,15 @@ pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Durat
 /// value says whether the subject must be restarted.
 pub fn check_group(subject: &mut dyn Subject, group: &Group, step_timeout: Duration) -> (Verdict, bool) {
     let record = corpus::run_group(subject, group, &CheckOptions { step_timeout });
+    let mut verdict = from_outcome(&record.outcome);
+    verdict.transcript = record.transcript;
+    (verdict, record.restart_needed)
+}
+
+/// Runs one SDK-corpus case against a subject (`dsh_conformance::sdk_corpus::run_case`); the second value
+/// says whether the subject must be restarted.
+pub fn check_sdk(subject: &mut dyn Subject, case: &SdkCase, step_timeout: Duration) -> (Verdict, bool) {
+    let record = sdk_corpus::run_case(subject, case, &CheckOptions { step_timeout });
     let mut verdict = from_outcome(&record.outcome);
     verdict.transcript = record.transcript;
     (verdict, record.restart_needed)

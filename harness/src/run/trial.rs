@@ -1,10 +1,11 @@
-//! One trial: lease a subject, check the scenario (or validation-corpus group) on a large-stack thread, apply the expectations, record,
+//! One trial: lease a subject, check the scenario (or validation-corpus group, or SDK-corpus case) on a large-stack thread, apply the expectations, record,
 //! and tell libtest-mimic.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dsh_conformance::corpus::Group;
+use dsh_conformance::sdk_corpus::SdkCase;
 use dsh_conformance::subject::Subject;
 use dsh_conformance::{OutcomeName, Scenario};
 use libtest_mimic::{Completion, Failed};
@@ -57,6 +58,19 @@ pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed>
             checked
         })
     });
+    let entry = ctx.expectations.get(&id);
+    let verdict = expectations::apply(entry, verdict);
+    let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
+    ctx.report.record(&record);
+    to_libtest(&verdict)
+}
+
+/// Runs one SDK-corpus case as a trial.
+pub fn run_sdk(ctx: &Arc<Context>, case: SdkCase) -> Result<Completion, Failed> {
+    let started = Instant::now();
+    let (id, file, rules) = (case.id.clone(), case.file.clone(), case.rules.clone());
+    let shared = Arc::clone(ctx);
+    let verdict = on_big_stack(move || leased(&shared, |subject, timeout| suite::check_sdk(subject, &case, timeout)));
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
