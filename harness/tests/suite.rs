@@ -14,8 +14,14 @@ fn reference_passes_the_suite_in_process_and_through_its_adapter() {
     let in_process = dir.join("in-process.jsonl");
     let adapter = dir.join("adapter.jsonl");
     let adapter_cmd = format!("'{}'", env!("CARGO_BIN_EXE_dsh-reference-adapter"));
-    let out_a = harness(&["--report", in_process.to_str().unwrap(), "--format", "terse"], &[]);
-    let out_b = harness(&["--adapter", &adapter_cmd, "--report", adapter.to_str().unwrap(), "--format", "terse"], &[]);
+    // This is a debug build judging outcomes, not speed: the 100,000-level corpus cases can take seconds a
+    // step here, more on a loaded machine, and must not turn into TIMEOUT in one run and PASS in the other.
+    let timeout = ["--step-timeout", "300"];
+    let out_a = harness(&["--report", in_process.to_str().unwrap(), "--format", "terse", timeout[0], timeout[1]], &[]);
+    let out_b = harness(
+        &["--adapter", &adapter_cmd, "--report", adapter.to_str().unwrap(), "--format", "terse", timeout[0], timeout[1]],
+        &[],
+    );
     for (path, out) in [(&in_process, &out_a), (&adapter, &out_b)] {
         assert!(path.exists(), "no report at {}; the harness said:\n{}", path.display(), text(out));
     }
