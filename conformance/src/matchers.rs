@@ -3,6 +3,8 @@
 //! exactly), with the matchers `{ $any: true }` and `{ $regex: "..." }` allowed anywhere in the
 //! expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
 
+use std::fmt::Write as _;
+
 use regex::Regex;
 use serde_json::Value;
 
@@ -78,22 +80,84 @@ fn short(v: &Value) -> String {
 }
 
 fn key_path(path: &str, key: &str) -> String {
+    let mut out = path.to_owned();
+    push_key(&mut out, key);
+    out
+}
+
+/// Appends `.key`, or `["key"]` when the key is not a plain identifier.
+fn push_key(path: &mut String, key: &str) {
     if key.chars().all(|c| c.is_alphanumeric() || c == '_') && !key.is_empty() {
-        format!("{path}.{key}")
+        path.push('.');
+        path.push_str(key);
     } else {
-        format!("{path}[{}]", json::write(&Value::String(key.to_string()), false))
+        path.push('[');
+        path.push_str(&json::write(&Value::String(key.to_string()), false));
+        path.push(']');
+    }
+}
+
+/// One step below its parent.
+enum Seg<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Paths kept as parent links and written out only for the error: writing every path while descending
+/// costs the square of the depth, which a 100,000-level value turns into minutes.
+struct Paths<'a> {
+    nodes: Vec<(usize, Seg<'a>)>,
+}
+
+impl<'a> Paths<'a> {
+    const ROOT: usize = 0;
+
+    fn new() -> Self {
+        Paths { nodes: vec![(0, Seg::Root)] }
+    }
+
+    fn child(&mut self, parent: usize, seg: Seg<'a>) -> usize {
+        self.nodes.push((parent, seg));
+        self.nodes.len() - 1
+    }
+
+    fn render(&self, mut id: usize) -> String {
+        let mut segs = Vec::new();
+        loop {
+            let (parent, seg) = &self.nodes[id];
+            if matches!(seg, Seg::Root) {
+                break;
+            }
+            segs.push(seg);
+            id = *parent;
+        }
+        let mut path = String::from("$");
+        for seg in segs.into_iter().rev() {
+            match seg {
+                Seg::Key(key) => push_key(&mut path, key),
+                Seg::Index(i) => {
+                    let _ = write!(path, "[{i}]");
+                }
+                Seg::Root => {}
+            }
+        }
+        path
     }
 }
 
 /// Compares `actual` with `expected`.
 pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), MatchError> {
-    let mut stack = vec![(expected, actual, mode, String::from("$"))];
-    while let Some((e, a, mode, path)) = stack.pop() {
+    let mut paths = Paths::new();
+    let mut stack = vec![(expected, actual, mode, Paths::ROOT)];
+    while let Some((e, a, mode, at)) = stack.pop() {
         match matcher(e) {
-            Err(message) => return Err(MatchError::BadMatcher { path, message }),
+            Err(message) => return Err(MatchError::BadMatcher { path: paths.render(at), message }),
             Ok(Some(Matcher::Any)) => continue,
             Ok(Some(Matcher::Regex(re))) => {
-                let re = Regex::new(re).map_err(|err| MatchError::BadMatcher { path: path.clone(), message: err.to_string() })?;
+                let re = Regex::new(re)
+                    .map_err(|err| MatchError::BadMatcher { path: paths.render(at), message: err.to_string() })?;
+                let path = paths.render(at);
                 match a {
                     Value::String(s) if re.is_match(s) => continue,
                     Value::String(_) => {
@@ -108,37 +172,48 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
             (Value::Object(em), Value::Object(am)) => {
                 if mode == MatchMode::Exact {
                     if let Some(extra) = am.keys().find(|k| !em.contains_key(*k)) {
-                        return Err(MatchError::Mismatch { path: key_path(&path, extra), what: "unexpected key".into() });
+                        let path = key_path(&paths.render(at), extra);
+                        return Err(MatchError::Mismatch { path, what: "unexpected key".into() });
                     }
                 }
                 // Reverse so the first key is checked first.
                 for (k, ev) in em.iter().rev() {
                     match am.get(k) {
-                        Some(av) => stack.push((ev, av, mode, key_path(&path, k))),
-                        None => return Err(MatchError::Mismatch { path: key_path(&path, k), what: "missing key".into() }),
+                        Some(av) => {
+                            let child = paths.child(at, Seg::Key(k));
+                            stack.push((ev, av, mode, child));
+                        }
+                        None => {
+                            let path = key_path(&paths.render(at), k);
+                            return Err(MatchError::Mismatch { path, what: "missing key".into() });
+                        }
                     }
                 }
             }
             (Value::Array(el), Value::Array(al)) => {
                 if el.len() != al.len() {
-                    return Err(MatchError::Mismatch { path, what: format!("expected {} items, got {}", el.len(), al.len()) });
+                    let what = format!("expected {} items, got {}", el.len(), al.len());
+                    return Err(MatchError::Mismatch { path: paths.render(at), what });
                 }
                 for (i, (ev, av)) in el.iter().zip(al.iter()).enumerate().rev() {
-                    stack.push((ev, av, MatchMode::Exact, format!("{path}[{i}]")));
+                    let child = paths.child(at, Seg::Index(i));
+                    stack.push((ev, av, MatchMode::Exact, child));
                 }
             }
             (Value::Number(x), Value::Number(y)) => {
                 // 1 and 1.0 are the same JSON number.
                 if x != y && x.as_f64() != y.as_f64() {
-                    return Err(MatchError::Mismatch { path, what: format!("expected {x}, got {y}") });
+                    return Err(MatchError::Mismatch { path: paths.render(at), what: format!("expected {x}, got {y}") });
                 }
             }
             (e, a) => {
                 if std::mem::discriminant(e) != std::mem::discriminant(a) {
-                    return Err(MatchError::Mismatch { path, what: format!("expected {}, got {}", kind(e), kind(a)) });
+                    let what = format!("expected {}, got {}", kind(e), kind(a));
+                    return Err(MatchError::Mismatch { path: paths.render(at), what });
                 }
                 if e != a {
-                    return Err(MatchError::Mismatch { path, what: format!("expected {}, got {}", short(e), short(a)) });
+                    let what = format!("expected {}, got {}", short(e), short(a));
+                    return Err(MatchError::Mismatch { path: paths.render(at), what });
                 }
             }
         }
