@@ -284,26 +284,36 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
 
 /// `SKIP(not-applicable)` when the subject lacks the `schema` feature or the `dsh-tools-0.1` profile.
 pub fn applicability(info: &SubjectInfo) -> Option<String> {
+    corpus_applicability(info, SCHEMA)
+}
+
+/// Why a subject cannot run a corpus that needs `feature` (and profile `dsh-tools-0.1`), if it cannot.
+pub(crate) fn corpus_applicability(info: &SubjectInfo, feature: &str) -> Option<String> {
     if !info.profiles.iter().any(|p| p == "dsh-tools-0.1") {
         return Some("the subject does not declare profile dsh-tools-0.1".into());
     }
-    if !info.features.iter().any(|f| f == SCHEMA) {
-        return Some(format!("the subject does not declare feature `{SCHEMA}`"));
+    if !info.features.iter().any(|f| f == feature) {
+        return Some(format!("the subject does not declare feature `{feature}`"));
     }
     None
 }
 
-/// Skips (see [`applicability`]) or runs the group.
-pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, opts: &CheckOptions) -> TrialRecord {
-    match applicability(info) {
+/// `SKIP(not-applicable)` with `reason` when there is one, else the trial `run` gives.
+pub(crate) fn skip_or_run(reason: Option<String>, run: impl FnOnce() -> TrialRecord) -> TrialRecord {
+    match reason {
         Some(reason) => TrialRecord {
             outcome: Outcome::Skip { kind: SkipKind::NotApplicable, reason },
             transcript: Vec::new(),
             duration: Duration::ZERO,
             restart_needed: false,
         },
-        None => run_group(subject, group, opts),
+        None => run(),
     }
+}
+
+/// Skips (see [`applicability`]) or runs the group.
+pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, opts: &CheckOptions) -> TrialRecord {
+    skip_or_run(applicability(info), || run_group(subject, group, opts))
 }
 
 /// Runs one group in its own session (named after the group id): `session/open` with an empty setup,

@@ -8,7 +8,6 @@
 //! Spec: files may cite rules through an optional `rules` list; no SDK rule catalog exists yet.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -19,7 +18,7 @@ use crate::diff;
 use crate::features::SDK;
 use crate::json::{self, Deep, dismantle};
 use crate::loader::LoadError;
-use crate::outcome::{Outcome, SkipKind, TrialRecord};
+use crate::outcome::TrialRecord;
 use crate::protocol::Request;
 use crate::subject::{Subject, SubjectInfo};
 
@@ -107,26 +106,12 @@ fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&Catalog>) ->
 
 /// `SKIP(not-applicable)` when the subject lacks the `sdk` feature or the `dsh-tools-0.1` profile.
 pub fn applicability(info: &SubjectInfo) -> Option<String> {
-    if !info.profiles.iter().any(|p| p == "dsh-tools-0.1") {
-        return Some("the subject does not declare profile dsh-tools-0.1".into());
-    }
-    if !info.features.iter().any(|f| f == SDK) {
-        return Some(format!("the subject does not declare feature `{SDK}`"));
-    }
-    None
+    crate::corpus::corpus_applicability(info, SDK)
 }
 
 /// Skips (see [`applicability`]) or runs the case.
 pub fn check_case(subject: &mut dyn Subject, info: &SubjectInfo, case: &SdkCase, opts: &CheckOptions) -> TrialRecord {
-    match applicability(info) {
-        Some(reason) => TrialRecord {
-            outcome: Outcome::Skip { kind: SkipKind::NotApplicable, reason },
-            transcript: Vec::new(),
-            duration: Duration::ZERO,
-            restart_needed: false,
-        },
-        None => run_case(subject, case, opts),
-    }
+    crate::corpus::skip_or_run(applicability(info), || run_case(subject, case, opts))
 }
 
 /// Runs one case in its own session (named after the case id): `session/open` with an empty setup,
