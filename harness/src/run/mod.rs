@@ -120,10 +120,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         }
     }
     for planned in suite.scenarios {
-        let skip = match ctx.expectations.get(&planned.id) {
-            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
-            _ => suite::not_applicable(&planned.scenario, &info).map(|r| ("not-applicable", r)),
-        };
+        let skip = skip_of(&ctx.expectations, &planned.id, || suite::not_applicable(&planned.scenario, &info));
         let c = Arc::clone(&ctx);
         let (id, file, rules) = (planned.id.clone(), planned.file.clone(), planned.rules.clone());
         let trial = match skip {
@@ -142,10 +139,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let group_skip = dsh_conformance::corpus::applicability(&info);
     for group in suite.groups {
-        let skip = match ctx.expectations.get(&group.id) {
-            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
-            _ => group_skip.clone().map(|r| ("not-applicable", r)),
-        };
+        let skip = skip_of(&ctx.expectations, &group.id, || group_skip.clone());
         let c = Arc::clone(&ctx);
         let name = unique(group.id.clone());
         let trial = match skip {
@@ -163,10 +157,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let sdk_skip = dsh_conformance::sdk_corpus::applicability(&info);
     for case in suite.sdk {
-        let skip = match ctx.expectations.get(&case.id) {
-            Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
-            _ => sdk_skip.clone().map(|r| ("not-applicable", r)),
-        };
+        let skip = skip_of(&ctx.expectations, &case.id, || sdk_skip.clone());
         let c = Arc::clone(&ctx);
         let name = unique(case.id.clone());
         let trial = match skip {
@@ -213,3 +204,16 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
 }
 
+
+/// Why a trial is skipped before it runs, with the skip's kind: listed as `SKIP` in the expectations file
+/// (`expectation`), else whatever `not_applicable` says the subject lacks (`not-applicable`).
+fn skip_of(
+    expectations: &Expectations,
+    id: &str,
+    not_applicable: impl FnOnce() -> Option<String>,
+) -> Option<(&'static str, String)> {
+    match expectations.get(id) {
+        Some(entry) if entry.outcome == OutcomeName::Skip => Some(("expectation", entry.reason.clone())),
+        _ => not_applicable().map(|reason| ("not-applicable", reason)),
+    }
+}
