@@ -8,6 +8,7 @@
 //! Spec: the areas REG, UNK, ARG, OUT, PIPE and CODE (each module cites its rule ids).
 
 pub mod approval;
+pub mod code;
 pub mod definition;
 pub mod error;
 pub mod execution;

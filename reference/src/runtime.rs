@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::approval::ApprovalSeam;
+use crate::code::CodeRuntime;
 use crate::pipeline::dispatch::ExecuteWrapper;
 
 use crate::definition::{ToolDefinition, ToolSchema};
@@ -46,6 +47,9 @@ impl ToolsConfig {
 /// The mounted approval seam and the id of the guard that mounted it.
 type MountedApproval = (u64, Arc<dyn ApprovalSeam>);
 
+/// The mounted code runtime and the id of the guard that mounted it.
+type MountedCodeRuntime = (u64, Arc<dyn CodeRuntime>);
+
 pub(crate) struct Inner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
@@ -53,6 +57,8 @@ pub(crate) struct Inner {
     pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
     pub(crate) approval: Arc<Mutex<Option<MountedApproval>>>,
+    /// `ctx.codeRuntime`: read at use time (assembly, `run_code` execution), never required up front.
+    pub(crate) code_runtime: Arc<Mutex<Option<MountedCodeRuntime>>>,
     /// The resolved `run_code` overlap cap.
     pub(crate) max_parallel_sub_calls: u64,
 }
@@ -62,6 +68,12 @@ impl Inner {
     pub(crate) fn approval(&self) -> Option<Arc<dyn ApprovalSeam>> {
         let slot = self.approval.lock().unwrap_or_else(|p| p.into_inner());
         slot.as_ref().map(|(_, seam)| Arc::clone(seam))
+    }
+
+    /// The code runtime mounted right now.
+    pub(crate) fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
+        let slot = self.code_runtime.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().map(|(_, runtime)| Arc::clone(runtime))
     }
 }
 
@@ -101,6 +113,7 @@ impl ToolRuntime {
                 post_execute: HookList::new(),
                 observers: HookList::new(),
                 approval: Arc::new(Mutex::new(None)),
+                code_runtime: Arc::new(Mutex::new(None)),
                 max_parallel_sub_calls,
             }),
         }
@@ -232,6 +245,30 @@ impl ToolRuntime {
                 }
             }
         })
+    }
+
+    /// Mount the code runtime (`ctx.codeRuntime`) that Code Mode assembly and `run_code` read at use
+    /// time, replacing any mounted one; dropping the guard unmounts it.
+    pub fn mount_code_runtime(&self, runtime: Arc<dyn CodeRuntime>) -> HookGuard {
+        let id = next_id();
+        {
+            let mut slot = self.inner.code_runtime.lock().unwrap_or_else(|p| p.into_inner());
+            *slot = Some((id, runtime));
+        }
+        let weak = Arc::downgrade(&self.inner.code_runtime);
+        HookGuard::new(move || {
+            if let Some(slot) = weak.upgrade() {
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_some_and(|(current, _)| *current == id) {
+                    *slot = None;
+                }
+            }
+        })
+    }
+
+    /// The code runtime mounted right now, if any.
+    pub fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
+        self.inner.code_runtime()
     }
 
     /// Observe registry changes (`tools/change`): one call per successful registration and per effective

@@ -1,0 +1,229 @@
+//! The code-runtime seam (upstream `@deepseek-ai/dsh-code-runtime`): [`CodeRuntime`] runs one
+//! model-written program against host async bindings and reports logs, the completion value or a typed
+//! failure ([`CodeRunError`], upstream's kinds and texts). Runtimes know nothing about tools or sessions;
+//! the `run_code` transport (`transport.rs`, `bridge.rs`) owns those concerns.
+//!
+//! Backends, each behind a cargo feature (default on): `typescript` (QuickJS through `rquickjs`, programs
+//! type-stripped by `swc_ts_fast_strip`) and `python` (a fresh `python3 -I` subprocess per run).
+//!
+//! Spec: RUN-* (the code-runtime rules of `spec/rules/code-run.yaml`).
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::definition::BoxFuture;
+
+/// One host binding: receives the program's argument (`None` = the program passed `undefined` / nothing)
+/// as lossless JSON already checked by the runtime, resolves to the value handed back to the program or to
+/// a failure message. A failure reaches the program as an instance of the namespace's error class.
+pub type BindingFn = Arc<dyn Fn(Option<Value>) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
+/// Upstream `CodeBindingErrorClass`: the rejection class a namespace materializes in the program
+/// (`ToolCallError`), with the own property naming the failed binding (`toolName`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeBindingErrorClass {
+    /// The global class name (e.g. `ToolCallError`).
+    pub name: String,
+    /// The own property carrying the binding's name (e.g. `toolName`).
+    pub member_name_property: String,
+}
+
+/// Upstream `CodeBindingNamespace`: one global object (`tools`) whose methods are host bindings, in
+/// declaration order.
+#[derive(Clone)]
+pub struct CodeBindingNamespace {
+    /// The global the program sees (e.g. `tools`).
+    pub global: String,
+    /// `(name, binding)` pairs in declaration order.
+    pub functions: Vec<(String, BindingFn)>,
+    /// The namespace's rejection class, when it declares one.
+    pub error_class: Option<CodeBindingErrorClass>,
+}
+
+impl fmt::Debug for CodeBindingNamespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeBindingNamespace")
+            .field("global", &self.global)
+            .field("functions", &self.functions.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>())
+            .field("error_class", &self.error_class)
+            .finish()
+    }
+}
+
+/// An abort signal with a reason, as a JavaScript `AbortSignal` carries one: runtimes report an abort as
+/// `String(signal.reason)`. Cloning shares the signal.
+#[derive(Clone, Debug, Default)]
+pub struct RunSignal {
+    token: CancellationToken,
+    reason: Arc<Mutex<Option<String>>>,
+}
+
+/// `String(reason)` of an `AbortController.abort()` called without a reason (a `DOMException`).
+pub const DEFAULT_ABORT_REASON: &str = "AbortError: This operation was aborted";
+
+impl RunSignal {
+    /// A fresh, unaborted signal.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Abort with `reason` (the first abort's reason wins; later calls do nothing).
+    pub fn abort(&self, reason: impl Into<String>) {
+        {
+            let mut slot = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                return;
+            }
+            *slot = Some(reason.into());
+        }
+        self.token.cancel();
+    }
+
+    /// Whether the signal has aborted.
+    pub fn aborted(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// `String(signal.reason)`: the abort's reason, or `"undefined"` while not aborted.
+    pub fn reason(&self) -> String {
+        let slot = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+        slot.clone().unwrap_or_else(|| "undefined".to_owned())
+    }
+
+    /// The token that is cancelled when the signal aborts (await `cancelled()` on it).
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+/// Upstream `CodeRunRequest`: one program, its bindings and its abort signal.
+#[derive(Clone, Debug)]
+pub struct CodeRunRequest {
+    /// The program text as the model wrote it (the body of an async function).
+    pub program: String,
+    /// The binding namespaces, in order.
+    pub bindings: Vec<CodeBindingNamespace>,
+    /// Aborting it ends the run with an `abort` failure whose message is `String(reason)`.
+    pub signal: RunSignal,
+}
+
+/// Upstream's failure kinds (`CodeRunError.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CodeRunErrorKind {
+    /// The program threw, or could not be compiled (a type-strip or syntax error).
+    Exception,
+    /// The run's signal aborted (or the runtime was disposed).
+    Abort,
+    /// The busy-time budget or the wall-clock ceiling.
+    Timeout,
+    /// The combined output ledger (`maxOutputBytes`) was exceeded.
+    OutputLimit,
+    /// The completion value is not lossless JSON.
+    InvalidOutput,
+    /// The isolate died (heap cap, a crash): upstream's worker exit.
+    WorkerExit,
+}
+
+impl CodeRunErrorKind {
+    /// Upstream's spelling: `exception`, `abort`, `timeout`, `output-limit`, `invalid-output`,
+    /// `worker-exit`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Exception => "exception",
+            Self::Abort => "abort",
+            Self::Timeout => "timeout",
+            Self::OutputLimit => "output-limit",
+            Self::InvalidOutput => "invalid-output",
+            Self::WorkerExit => "worker-exit",
+        }
+    }
+}
+
+impl fmt::Display for CodeRunErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed run: its kind and upstream's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeRunError {
+    /// The failure kind.
+    pub kind: CodeRunErrorKind,
+    /// The message (an exception's stack text, a budget message, `String(reason)` for an abort, ...).
+    pub message: String,
+}
+
+/// Upstream `CodeRunResult`: the captured logs, then either the completion value (absent when the program
+/// returned `undefined` / `None`) or a failure.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CodeRunResult {
+    /// One entry per console call / `print`, in order.
+    pub logs: Vec<String>,
+    /// The completion value, when the program returned one.
+    pub value: Option<Value>,
+    /// The failure, when the run failed.
+    pub error: Option<CodeRunError>,
+}
+
+/// Contract misuse, which upstream's `run()` rejects with instead of resolving (a disposed runtime, an
+/// invalid binding namespace), with upstream's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeRuntimeMisuse {
+    /// Upstream's message.
+    pub message: String,
+}
+
+impl fmt::Display for CodeRuntimeMisuse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CodeRuntimeMisuse {}
+
+/// Budgets of one run (upstream `WorkerThreadCodeRuntime.Config`, shared by both backends).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodeRuntimeLimits {
+    /// Busy (CPU-bound) time budget in milliseconds: `compute budget exhausted (<n>ms busy)`.
+    pub compute_ms: f64,
+    /// Wall-clock ceiling in milliseconds: `wall-clock ceiling reached (<n>ms)`.
+    pub max_wall_ms: f64,
+    /// The combined output ledger in bytes (logs and the completion value as JSON).
+    pub max_output_bytes: u64,
+    /// Heap cap in bytes (a hit ends the run as `worker-exit`).
+    pub max_heap_bytes: u64,
+}
+
+impl Default for CodeRuntimeLimits {
+    fn default() -> Self {
+        Self { compute_ms: 60_000.0, max_wall_ms: 600_000.0, max_output_bytes: 64 * 1024 * 1024, max_heap_bytes: 512 * 1024 * 1024 }
+    }
+}
+
+/// A code runtime backend (upstream `ctx.codeRuntime`). Program, budget, abort and substrate failures
+/// resolve in [`CodeRunResult`]; only contract misuse is an `Err`. A run's futures never outlive it:
+/// when `run` resolves, nothing the program started is still alive.
+pub trait CodeRuntime: Send + Sync + 'static {
+    /// The program language (`typescript`, `python`); selects the SDK renderer and the `run_code` flavor.
+    fn language(&self) -> &str;
+
+    /// Run one program.
+    fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>>;
+}
+
+impl fmt::Debug for dyn CodeRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeRuntime").field("language", &self.language()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "typescript")]
+pub mod typescript;
+
+#[cfg(feature = "python")]
+pub mod python;
