@@ -61,6 +61,9 @@ pub struct ToolExecution {
     pub token: ExecutionToken,
     /// The model's call id.
     pub call_id: String,
+    /// The call id of the root of this call's tree: its own for a top-level call; a `run_code`
+    /// sub-call carries its transport call's root (upstream `rootCallId`).
+    pub root_call_id: String,
     /// The requested tool name.
     pub name: String,
     /// The frozen argument snapshot.
@@ -93,6 +96,8 @@ pub struct ToolRunContext {
     pub token: ExecutionToken,
     /// The model's call id.
     pub call_id: String,
+    /// The root call id of the call's tree (see [`ToolExecution::root_call_id`]).
+    pub root_call_id: String,
     /// The tool name.
     pub name: String,
     /// The calling agent scope.

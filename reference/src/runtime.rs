@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) code_runtime: Arc<Mutex<Option<MountedCodeRuntime>>>,
     /// The resolved `run_code` overlap cap.
     pub(crate) max_parallel_sub_calls: u64,
+    /// Observers of the `run_code` dispatch log.
+    pub(crate) code_dispatch: Arc<HookList<crate::code::CodeDispatchObserver>>,
 }
 
 impl Inner {
@@ -74,6 +76,22 @@ impl Inner {
     pub(crate) fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
         let slot = self.code_runtime.lock().unwrap_or_else(|p| p.into_inner());
         slot.as_ref().map(|(_, runtime)| Arc::clone(runtime))
+    }
+
+    /// See [`ToolRuntime::execution_mode`].
+    pub(crate) fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
+        let resolved = self.registry.resolve_execution(&input.name, input.agent.as_ref(), input.parent.is_some());
+        let Some(tool) = resolved else {
+            return ExecutionMode::Exclusive;
+        };
+        let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
+        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
+            return ExecutionMode::Exclusive;
+        }
+        match crate::pipeline::contain(|| classify(&input.arguments)) {
+            Ok(Ok(true)) => ExecutionMode::Parallel,
+            _ => ExecutionMode::Exclusive,
+        }
     }
 }
 
@@ -106,8 +124,8 @@ impl ToolRuntime {
 
     fn build(mode: ToolMode, max_parallel_sub_calls: u64) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                registry: Arc::new(Registry::new(mode)),
+            inner: Arc::new_cyclic(|weak| Inner {
+                registry: Arc::new(Registry::new(mode).with_transport(crate::code::transport::CodeTransport::new(weak.clone(), mode))),
                 pre_execute: HookList::new(),
                 execute_wrappers: HookList::new(),
                 post_execute: HookList::new(),
@@ -115,6 +133,7 @@ impl ToolRuntime {
                 approval: Arc::new(Mutex::new(None)),
                 code_runtime: Arc::new(Mutex::new(None)),
                 max_parallel_sub_calls,
+                code_dispatch: HookList::new(),
             }),
         }
     }
@@ -169,6 +188,7 @@ impl ToolRuntime {
             .registry
             .visible(scope)
             .into_iter()
+            .filter(|tool| tool.schema.name != crate::registry::RUN_CODE_NAME)
             .map(|tool| crate::sdk::SdkToolSchema {
                 name: tool.schema.name.clone(),
                 description: Some(tool.schema.description.clone()),
@@ -312,18 +332,23 @@ impl ToolRuntime {
     /// and the arguments are valid); everything else — including a call the `code` collapse rejects
     /// (CODE-011) — is `Exclusive`.
     pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        let resolved = self.inner.registry.resolve_execution(&input.name, input.agent.as_ref(), input.parent.is_some());
-        let Some(tool) = resolved else {
-            return ExecutionMode::Exclusive;
-        };
-        let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
-        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
-            return ExecutionMode::Exclusive;
+        self.inner.execution_mode(input)
+    }
+
+    /// Observe the `run_code` dispatch log (upstream's `tool/code-dispatch-start` and
+    /// `tool/code-dispatch` session entries): one record when a program's sub-call starts, one when it
+    /// committed, for transport calls that have an agent scope. Dropping the guard stops observing.
+    pub fn on_code_dispatch(&self, observer: crate::code::CodeDispatchObserver) -> HookGuard {
+        self.inner.code_dispatch.add(None, observer)
+    }
+
+    /// [`schemas`](Self::schemas), failing as upstream's schema read does when the mounted code runtime's
+    /// language has no `run_code` flavor (`schemas` leaves `run_code` out then).
+    pub fn try_schemas(&self, scope: Option<&ScopeKey>) -> Result<Vec<ToolSchema>, crate::code::flavor::FlavorError> {
+        if self.mode_for(scope) != ToolMode::Native {
+            self.inner.registry.transport_definition()?;
         }
-        match crate::pipeline::contain(|| classify(&input.arguments)) {
-            Ok(Ok(true)) => ExecutionMode::Parallel,
-            _ => ExecutionMode::Exclusive,
-        }
+        Ok(self.schemas(scope))
     }
 }
 

@@ -222,6 +222,15 @@ impl fmt::Debug for dyn CodeRuntime {
     }
 }
 
+pub mod flavor;
+pub mod render;
+pub(crate) mod transport;
+mod bridge;
+mod pool;
+
+pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};
+pub use transport::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
+
 #[cfg(feature = "typescript")]
 pub mod typescript;
 

@@ -243,6 +243,7 @@ async fn body_stage(inner: &Inner, call: &Call, dexec: &DispatchExecution) -> (T
         signal: signal.clone(),
         token: exec.token,
         call_id: exec.call_id.clone(),
+        root_call_id: exec.root_call_id.clone(),
         name: exec.name.clone(),
         agent: exec.agent.clone(),
         parent: exec.parent,

@@ -42,8 +42,9 @@ pub(crate) enum Collapse {
 /// The failure of a lossy argument snapshot.
 pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be losslessly JSON-serializable";
 
-/// Materialize the execution.
-pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
+/// Materialize the execution. `root_call_id` is the root of a nested call's tree (the `run_code` bridge
+/// passes its own root); absent, the call is its own root.
+pub(crate) fn create(inner: &Inner, input: ToolExecutionInput, root_call_id: Option<String>) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent } = input;
     let (visible, collapsed) = inner.registry.entry_view(&name, agent.as_ref(), parent.is_some());
     // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
@@ -64,6 +65,7 @@ pub(crate) fn create(inner: &Inner, input: ToolExecutionInput) -> Call {
     js_property_order(&mut arguments);
     let exec = Arc::new(ToolExecution {
         token: ExecutionToken::mint(),
+        root_call_id: root_call_id.unwrap_or_else(|| call_id.clone()),
         call_id,
         name,
         arguments: Arc::new(arguments),

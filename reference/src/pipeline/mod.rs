@@ -31,6 +31,7 @@ pub(crate) mod guards;
 pub(crate) mod output;
 pub(crate) mod post_execute;
 pub(crate) mod pre_execute;
+pub(crate) mod prepare;
 pub(crate) mod result;
 
 use std::any::Any;
@@ -41,7 +42,6 @@ use std::task::{Context, Poll};
 
 use crate::definition::BoxFuture;
 use crate::execution::ToolExecutionInput;
-use crate::hooks::PreToolDecision;
 use crate::result::ToolExecutionResult;
 use crate::runtime::Inner;
 
@@ -53,65 +53,35 @@ pub(crate) enum Stage {
     Final(ToolExecutionResult),
 }
 
+/// What the prepare stage decided (upstream's scheduler `prepare` kinds).
+pub(crate) enum Prepared {
+    /// Policy allowed the call: dispatch it next.
+    Dispatch,
+    /// A result already exists: `Post` still goes through post-execute, `Final` skips it.
+    Done(Stage),
+}
+
 /// Run one call through every stage.
 pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExecutionResult {
-    let call = entry::create(inner, input);
-    let result = match policy_and_dispatch(inner, &call).await {
+    let call = entry::create(inner, input, None);
+    let stage = match prepare::run(inner, &call).await {
+        Prepared::Dispatch => dispatch::run(inner, &call).await,
+        Prepared::Done(stage) => stage,
+    };
+    complete(inner, &call, stage).await
+}
+
+/// The commit of a dispatched or prepared result: post-execute for a `Post` result (upstream's scheduler
+/// `finalize`), then finish (`finish`: the finalizer and `tools/result`).
+pub(crate) async fn complete(inner: &Inner, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
+    let result = match stage {
         Stage::Final(result) => result,
-        Stage::Post(result) => match post_execute::run(inner, &call, result).await {
-            Ok(result) => replace_if_cancelled(&call, result),
+        Stage::Post(result) => match post_execute::run(inner, call, result).await {
+            Ok(result) => replace_if_cancelled(call, result),
             Err(failure) => ToolExecutionResult::from_failure(failure),
         },
     };
-    result::finish(inner, &call, result)
-}
-
-async fn policy_and_dispatch(inner: &Inner, call: &entry::Call) -> Stage {
-    if call.snapshot_failed {
-        return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
-            entry::LOSSY_ARGUMENTS,
-        )));
-    }
-    match call.collapse {
-        entry::Collapse::No => {}
-        entry::Collapse::Rejected => {
-            return Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::code_only(&call.exec.name)));
-        }
-        entry::Collapse::PreAborted => return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new())),
-    }
-    if call.exec.signal.is_cancelled() {
-        return Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
-    }
-    let decision = match pre_execute::run(inner, &call.exec).await {
-        Ok(decision) => decision,
-        Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
-    };
-    let (decision, approval_cancelled) = match decision {
-        PreToolDecision::Ask { reason } => match pre_execute::service_ask(inner, &call.exec, reason).await {
-            Ok(resolved) => resolved,
-            Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
-        },
-        other => (other, false),
-    };
-    if approval_cancelled && call.exec.signal.is_cancelled() {
-        return Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
-    }
-    let denial = match decision {
-        PreToolDecision::Allow => match guards::reason(inner, &call.exec) {
-            Ok(reason) => reason,
-            Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
-        },
-        PreToolDecision::Deny { reason } => Some(reason),
-        // The seam resolved every ask above.
-        PreToolDecision::Ask { reason } => Some(reason.unwrap_or_default()),
-    };
-    if let Some(reason) = denial {
-        return Stage::Post(ToolExecutionResult::denial(reason));
-    }
-    if call.exec.signal.is_cancelled() {
-        return Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new()));
-    }
-    dispatch::run(inner, call).await
+    result::finish(inner, call, result)
 }
 
 /// A caller cancellation replaces only a success: `ABORTED` once the body was invoked, else

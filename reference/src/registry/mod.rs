@@ -68,7 +68,7 @@ fn dismantle_definition_values(def: &mut ToolDefinition) {
 }
 
 #[derive(Default)]
-struct Layers {
+pub(crate) struct Layers {
     global: Layer,
     scoped: HashMap<ScopeKey, Layer>,
 }
@@ -79,6 +79,8 @@ pub(crate) struct Registry {
     pub(crate) changes: Arc<HookList<ChangeObserver>>,
     /// The presentation of scopes that declare none (the `mode` config field).
     default_mode: ToolMode,
+    /// The reserved `run_code` transport, outside every layer (none in bare test registries).
+    transport: Option<crate::code::transport::CodeTransport>,
 }
 
 impl Default for Registry {
@@ -331,7 +333,34 @@ impl Registry {
     /// The definition `scope` resolves `name` to: its own layer; else the nearest ancestor layer, then the
     /// global layer, provided every restriction on the scope chain admits the name.
     pub(crate) fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
-        resolve_in(&self.read(), name, scope)
+        self.lookup(&self.read(), name, scope)
+    }
+
+    /// Install the `run_code` transport.
+    pub(crate) fn with_transport(mut self, transport: crate::code::transport::CodeTransport) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// The transport's definition as the mounted runtime's language presents it.
+    pub(crate) fn transport_definition(&self) -> Result<Option<Arc<RegisteredTool>>, crate::code::flavor::FlavorError> {
+        self.transport.as_ref().map(|t| t.definition()).transpose()
+    }
+
+    /// `run_code` for a scope whose mode presents it (upstream appends it to every non-native view).
+    fn transport_for(&self, layers: &Layers, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
+        if self.mode_in_layers(layers, scope) == ToolMode::Native {
+            return None;
+        }
+        self.transport.as_ref().and_then(|t| t.definition().ok())
+    }
+
+    /// [`resolve_in`], with the reserved transport for its name.
+    pub(crate) fn lookup(&self, layers: &Layers, name: &str, scope: Option<&ScopeKey>) -> Option<Arc<RegisteredTool>> {
+        if name == RUN_CODE_NAME {
+            return self.transport_for(layers, scope);
+        }
+        resolve_in(layers, name, scope)
     }
 
     /// Everything `scope` can see, in presentation order: the admitted inherited surface (global, then
@@ -353,7 +382,8 @@ impl Registry {
         for (name, tool) in layers.global.ordered() {
             place(&mut out, name, tool);
         }
-        let Some(scope) = scope else { return out.into_iter().map(|(_, t)| t).collect() };
+        let transport = self.transport_for(&layers, scope);
+        let Some(scope) = scope else { return out.into_iter().map(|(_, t)| t).chain(transport).collect() };
         let chain: Vec<&ScopeKey> = scope.chain().collect();
         for key in chain.iter().skip(1).rev() {
             if let Some(layer) = layers.scoped.get(*key) {
@@ -377,7 +407,7 @@ impl Registry {
                 }
             }
         }
-        out.into_iter().map(|(_, t)| t).collect()
+        out.into_iter().map(|(_, t)| t).chain(transport).collect()
     }
 
     /// Names a scope inherits before restrictions (global and ancestor layers, not its own).

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{Layers, RegisteredTool, Registry, resolve_in};
+use super::{Layers, RegisteredTool, Registry};
 use crate::hooks::{HookGuard, next_id};
 use crate::presentation::{PresentAsError, ToolMode, collapses};
 use crate::scope::ScopeKey;
@@ -23,7 +23,12 @@ fn mode_in(layers: &Layers, default: ToolMode, scope: Option<&ScopeKey>) -> Tool
 impl Registry {
     /// A registry whose undeclared scopes present in `default_mode`.
     pub(crate) fn new(default_mode: ToolMode) -> Self {
-        Self { layers: std::sync::RwLock::default(), changes: crate::hooks::HookList::new(), default_mode }
+        Self { layers: std::sync::RwLock::default(), changes: crate::hooks::HookList::new(), default_mode, transport: None }
+    }
+
+    /// The effective mode of `scope` over already-locked layers.
+    pub(crate) fn mode_in_layers(&self, layers: &Layers, scope: Option<&ScopeKey>) -> ToolMode {
+        mode_in(layers, self.default_mode, scope)
     }
 
     /// The presentation `scope`'s agent sees: the nearest `presentAs` on its chain, else the config mode.
@@ -35,7 +40,7 @@ impl Registry {
     /// the call (then none, as for an absent tool).
     pub(crate) fn resolve_execution(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> Option<Arc<RegisteredTool>> {
         let layers = self.read();
-        let tool = resolve_in(&layers, name, scope)?;
+        let tool = self.lookup(&layers, name, scope)?;
         (!collapses(mode_in(&layers, self.default_mode, scope), name, nested)).then_some(tool)
     }
 
@@ -43,7 +48,7 @@ impl Registry {
     /// collapses (a visible tool under an effective `code`, called model-direct).
     pub(crate) fn entry_view(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> (Option<Arc<RegisteredTool>>, bool) {
         let layers = self.read();
-        let tool = resolve_in(&layers, name, scope);
+        let tool = self.lookup(&layers, name, scope);
         let collapsed = tool.is_some() && collapses(mode_in(&layers, self.default_mode, scope), name, nested);
         (tool, collapsed)
     }

@@ -1,0 +1,231 @@
+//! The `run_code` body: the dispatch bridge between a program and the registry (upstream
+//! `createRunCodeTool`'s `execute`). In order: the `description` check (`invalid description: expected a
+//! non-empty string`), the runtime check, one binding per tool the agent sees (presentation order,
+//! `run_code` excluded) in the `tools` namespace with the `ToolCallError` class, then the run under a
+//! fresh run signal that the transport call's own cancellation aborts. A binding snapshots its argument
+//! (`tool arguments must be lossless JSON (...)`), numbers the sub-call `<callId>:code:<n>` and submits it
+//! to the run's [`Pool`]; the sub-call goes through the complete pipeline with the transport call as
+//! parent (exempt from the `code` collapse), the same agent and the run signal; the program receives the
+//! value or, for a failure, only its message. When the run resolves the run signal aborts with
+//! `run_code settled` and the pool drains: every started sub-call commits, queued ones are abandoned
+//! (`run_code run is over (<reason>); <name> tool call abandoned`); a binding called once the run is over
+//! fails with `... <name> not dispatched`, a result arriving then with `... <name> result discarded`.
+//! A failed run is `CodeRunFailedError` (`CODE_RUN_FAILED`): `code run failed (<kind>): <message>`, plus
+//! `\nCaptured output:\n<logs>` when there are logs; a successful one is `{ logs, result? }`.
+//!
+//! The reference's cancellation tokens carry no reason: the transport call's abort reaches the run as
+//! [`DEFAULT_ABORT_REASON`] (an `AbortController.abort()` without a reason).
+//!
+//! Spec: RUN-* (the bridge rules of `spec/rules/code-run.yaml`), CODE-008.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+use tokio_util::sync::WaitForCancellationFutureOwned;
+
+use super::pool::{Outer, Pool, Queue, Reply, Submission};
+use super::transport::{js_trim_is_empty, require_runtime};
+use super::{
+    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntimeMisuse,
+    DEFAULT_ABORT_REASON, RunSignal,
+};
+use crate::error::{ErrorCode, ToolFailure};
+use crate::execution::{ToolExecutionInput, ToolRunContext};
+use crate::pipeline::Contained;
+use crate::presentation::ToolMode;
+use crate::registry::RUN_CODE_NAME;
+use crate::runtime::Inner;
+
+/// The reason the run signal aborts with once the run resolved.
+pub const SETTLED_REASON: &str = "run_code settled";
+
+/// The name of a failed run's error (`error.info.name`).
+pub const CODE_RUN_FAILED_NAME: &str = "CodeRunFailedError";
+
+/// The transport's body.
+pub(crate) async fn execute(
+    inner: Weak<Inner>,
+    default_mode: ToolMode,
+    args: Arc<Value>,
+    ctx: ToolRunContext,
+) -> Result<Value, ToolFailure> {
+    let description = args.get("description").and_then(Value::as_str).unwrap_or_default();
+    if js_trim_is_empty(description) {
+        return Err(ToolFailure::message("invalid description: expected a non-empty string"));
+    }
+    let Some(inner) = inner.upgrade() else {
+        return Err(ToolFailure::message("dsh-tools: the tool runtime was dropped"));
+    };
+    let runtime = require_runtime(&inner, default_mode)?;
+    let program = args.get("code").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let run_signal = RunSignal::new();
+    let queue = Arc::new(Queue::default());
+    let outer = Arc::new(Outer { ctx: ctx.clone(), run_signal: run_signal.clone(), max_parallel: inner.max_parallel_sub_calls });
+    let functions: Vec<(String, BindingFn)> = inner
+        .registry
+        .visible(ctx.agent.as_ref())
+        .into_iter()
+        .filter(|tool| tool.schema.name != RUN_CODE_NAME)
+        .map(|tool| {
+            let name = tool.schema.name.clone();
+            let binding = binding(name.clone(), Arc::clone(&outer), Arc::clone(&queue));
+            (name, binding)
+        })
+        .collect();
+    let request = CodeRunRequest {
+        program,
+        bindings: vec![CodeBindingNamespace {
+            global: "tools".to_owned(),
+            functions,
+            error_class: Some(CodeBindingErrorClass {
+                name: "ToolCallError".to_owned(),
+                member_name_property: "toolName".to_owned(),
+            }),
+        }],
+        signal: run_signal.clone(),
+    };
+    let run = match crate::pipeline::contain(|| runtime.run(request)) {
+        Ok(run) => run,
+        Err(panic) => return Err(ToolFailure::message(panic)),
+    };
+    let mut pool = Pool::new(Arc::clone(&inner), outer, queue);
+    let outcome = RunAndDrain {
+        run: Some(Contained(run)),
+        outcome: None,
+        pool: &mut pool,
+        outer: Some(Box::pin(ctx.signal.clone().cancelled_owned())),
+        run_signal,
+    }
+    .await;
+    drop(pool);
+    match outcome {
+        Err(panic) => Err(ToolFailure::message(panic)),
+        Ok(Err(CodeRuntimeMisuse { message })) => Err(ToolFailure::message(message)),
+        Ok(Ok(result)) => completion(result),
+    }
+}
+
+/// Map a resolved run to the transport's value or its `CodeRunFailedError`.
+fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
+    let CodeRunResult { logs, value, error } = result;
+    if let Some(error) = error {
+        let captured = if logs.is_empty() { String::new() } else { format!("\nCaptured output:\n{}", logs.join("\n")) };
+        if let Some(value) = value {
+            crate::value::dismantle(value);
+        }
+        return Err(ToolFailure::harness(
+            format!("code run failed ({}): {}{captured}", error.kind, error.message),
+            CODE_RUN_FAILED_NAME,
+            ErrorCode::CODE_RUN_FAILED,
+        ));
+    }
+    let mut out = Map::new();
+    out.insert("logs".into(), Value::Array(logs.into_iter().map(Value::String).collect()));
+    if let Some(value) = value {
+        out.insert("result".into(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+/// One binding: submit the call and wait for its committed result.
+fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
+    Arc::new(move |argument: Option<Value>| {
+        let (name, outer, queue) = (name.clone(), Arc::clone(&outer), Arc::clone(&queue));
+        Box::pin(async move {
+            let over = |what: &str| format!("run_code run is over ({}); {name} {what}", outer.run_signal.reason());
+            if outer.run_signal.aborted() {
+                if let Some(argument) = argument {
+                    crate::value::dismantle(argument);
+                }
+                return Err(over("not dispatched"));
+            }
+            let argument = match argument {
+                Some(argument) if crate::value::is_lossless(&argument) => argument,
+                other => {
+                    if let Some(other) = other {
+                        crate::value::dismantle(other);
+                    }
+                    return Err(
+                        "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned()
+                    );
+                }
+            };
+            let n = queue.next_number();
+            let ctx = &outer.ctx;
+            let sub_call_id = format!("{}:code:{n}", ctx.call_id);
+            let logged = crate::value::deep_clone(&argument);
+            let input = ToolExecutionInput {
+                call_id: sub_call_id.clone(),
+                name: name.clone(),
+                arguments: argument,
+                signal: outer.run_signal.token().clone(),
+                agent: ctx.agent.clone(),
+                parent: Some(ctx.token),
+            };
+            let (reply, answer) = oneshot::channel();
+            queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });
+            let outcome = match answer.await {
+                Ok(Reply::Settled(outcome)) => outcome,
+                Ok(Reply::Abandoned(reason)) => {
+                    return Err(format!("run_code run is over ({reason}); {name} tool call abandoned"));
+                }
+                Err(_) => return Err(over("tool call abandoned")),
+            };
+            if outer.run_signal.aborted() {
+                if let Ok(value) = outcome {
+                    crate::value::dismantle(value);
+                }
+                return Err(over("result discarded"));
+            }
+            outcome
+        })
+    })
+}
+
+type RunFuture = Contained<'static, Result<CodeRunResult, CodeRuntimeMisuse>>;
+
+/// The run and the pool in one future: relays the transport call's abort into the run signal, aborts it
+/// with [`SETTLED_REASON`] once the run resolved, then drains the pool.
+struct RunAndDrain<'a> {
+    run: Option<RunFuture>,
+    outcome: Option<Result<Result<CodeRunResult, CodeRuntimeMisuse>, String>>,
+    pool: &'a mut Pool,
+    outer: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    run_signal: RunSignal,
+}
+
+impl Future for RunAndDrain<'_> {
+    type Output = Result<Result<CodeRunResult, CodeRuntimeMisuse>, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(outer) = this.outer.as_mut() {
+            if outer.as_mut().poll(cx).is_ready() {
+                this.outer = None;
+                this.run_signal.abort(DEFAULT_ABORT_REASON);
+            }
+        }
+        if let Some(run) = this.run.as_mut() {
+            if let Poll::Ready(outcome) = Pin::new(run).poll(cx) {
+                this.run = None;
+                this.outcome = Some(outcome);
+                this.run_signal.abort(SETTLED_REASON);
+                this.pool.finishing = true;
+                // The transport call's abort no longer matters.
+                this.outer = None;
+            }
+        }
+        // The pool is polled after the run so that a settlement is seen in the same pass.
+        let drained = this.pool.poll_lane(cx).is_ready();
+        if drained {
+            if let Some(outcome) = this.outcome.take() {
+                return Poll::Ready(outcome);
+            }
+        }
+        Poll::Pending
+    }
+}

@@ -1,0 +1,146 @@
+//! The `run_code` output rendering (upstream `renderJsonValue` / `renderValue` and the transport's
+//! `output.render`): the captured logs joined by newlines, then the completion value — a string as is,
+//! any other JSON pretty-printed with two-space indentation whose total indentation is capped at ten
+//! characters (deeper subtrees print compact), numbers in ECMAScript `Number::toString` form — the two
+//! parts joined by a newline when both are non-empty, else `(run_code completed with no output)`.
+//!
+//! The printer walks the value with an explicit work stack: output stays linear in the value's size and
+//! values of any depth render without recursion.
+//!
+//! Spec: RUN-* (the `run_code` rendering rules of `spec/rules/code-run.yaml`).
+
+use serde_json::Value;
+
+use crate::value::{js_f64, push_js_number};
+use super::flavor::json_string;
+
+/// The text of an empty run (no logs, no value, or both empty).
+pub const NO_OUTPUT: &str = "(run_code completed with no output)";
+
+/// One indentation step.
+const INDENT: &str = "  ";
+
+/// `JSON.stringify`'s cap on the `space` string, applied here to the total indentation.
+const MAX_INDENT_CHARS: usize = 10;
+
+enum Task<'a> {
+    Text(String),
+    Value { value: &'a Value, depth: usize, compact: bool },
+}
+
+/// Upstream `renderJsonValue`: pretty-print one JSON value (strings quoted) with the indentation cap.
+pub fn render_json_value(value: &Value) -> String {
+    let mut out = String::new();
+    let mut tasks = vec![Task::Value { value, depth: 0, compact: false }];
+    while let Some(task) = tasks.pop() {
+        let (current, depth, compact) = match task {
+            Task::Text(text) => {
+                out.push_str(&text);
+                continue;
+            }
+            Task::Value { value, depth, compact } => (value, depth, compact),
+        };
+        match current {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => push_js_number(&mut out, js_f64(n)),
+            Value::String(s) => out.push_str(&json_string(s)),
+            Value::Array(items) => {
+                let compact = compact || (depth + 1) * INDENT.len() > MAX_INDENT_CHARS;
+                let child = depth + 1;
+                out.push('[');
+                if items.is_empty() {
+                    out.push(']');
+                    continue;
+                }
+                tasks.push(Task::Text(if compact { "]".to_owned() } else { format!("\n{}]", INDENT.repeat(depth)) }));
+                for (index, item) in items.iter().enumerate().rev() {
+                    tasks.push(Task::Value { value: item, depth: child, compact });
+                    let separator = if compact {
+                        if index == 0 { String::new() } else { ",".to_owned() }
+                    } else {
+                        format!("{}{}", if index == 0 { "\n" } else { ",\n" }, INDENT.repeat(child))
+                    };
+                    tasks.push(Task::Text(separator));
+                }
+            }
+            Value::Object(map) => {
+                let compact = compact || (depth + 1) * INDENT.len() > MAX_INDENT_CHARS;
+                let child = depth + 1;
+                out.push('{');
+                if map.is_empty() {
+                    out.push('}');
+                    continue;
+                }
+                tasks.push(Task::Text(if compact { "}".to_owned() } else { format!("\n{}}}", INDENT.repeat(depth)) }));
+                let entries: Vec<(&String, &Value)> = map.iter().collect();
+                for (index, (key, item)) in entries.into_iter().enumerate().rev() {
+                    tasks.push(Task::Value { value: item, depth: child, compact });
+                    let key = json_string(key);
+                    let separator = if compact {
+                        format!("{}{key}:", if index == 0 { "" } else { "," })
+                    } else {
+                        format!("{}{}{key}: ", if index == 0 { "\n" } else { ",\n" }, INDENT.repeat(child))
+                    };
+                    tasks.push(Task::Text(separator));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Upstream `renderValue`: a string completion value as is, anything else through
+/// [`render_json_value`].
+pub fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => render_json_value(other),
+    }
+}
+
+/// The transport's model-facing text for `{ logs, result? }`.
+pub fn render_output(logs: &[String], result: Option<&Value>) -> String {
+    let logs = logs.join("\n");
+    let rendered = result.map(render_value).unwrap_or_default();
+    let parts: Vec<&str> = [logs.as_str(), rendered.as_str()].into_iter().filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() { NO_OUTPUT.to_owned() } else { parts.join("\n") }
+}
+
+/// The transport's `output.render(args, value)`: one text block with [`render_output`]'s text of the
+/// output value `{ logs, result? }`.
+pub(crate) fn render_block(value: &Value) -> Vec<Value> {
+    let logs: Vec<String> = value
+        .get("logs")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(|l| l.as_str().unwrap_or_default().to_owned()).collect())
+        .unwrap_or_default();
+    crate::result::text_content(render_output(&logs, value.get("result")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shallow_values_pretty_print_and_deep_ones_compact() {
+        assert_eq!(render_json_value(&json!({"a": [1, {"b": null}], "c": {}})), "{\n  \"a\": [\n    1,\n    {\n      \"b\": null\n    }\n  ],\n  \"c\": {}\n}");
+        let deep = json!([[[[[[1, 2]]]]]]);
+        assert_eq!(render_json_value(&deep), "[\n  [\n    [\n      [\n        [\n          [1,2]\n        ]\n      ]\n    ]\n  ]\n]");
+        assert_eq!(render_output(&[], None), NO_OUTPUT);
+        assert_eq!(render_output(&["a".into(), "".into()], Some(&json!(""))), "a\n");
+        assert_eq!(render_output(&[], Some(&json!(1e21))), "1e+21");
+    }
+
+    #[test]
+    fn very_deep_values_render_without_recursion() {
+        let mut v = json!(0);
+        for _ in 0..100_000 {
+            v = Value::Array(vec![v]);
+        }
+        let text = render_json_value(&v);
+        crate::value::dismantle(v);
+        assert!(text.contains("[[[0]]]") && text.ends_with("]\n]"));
+    }
+}

@@ -1,0 +1,67 @@
+//! The prepare stage (upstream's scheduler `prepare`): everything before dispatch, in order. A failed
+//! argument snapshot or a `code` collapse decided at entry is final; a caller cancelled at entry is
+//! `ABORTED_BEFORE_DISPATCH` (final); then the `tools/pre-execute` waterfall (an `ask` goes to the approval
+//! seam), the guards after an allow, and the cancellation check before dispatch. A listener, approver or
+//! guard failure is final; a denial and the later cancellations go on to post-execute.
+//!
+//! Split from dispatch so the `run_code` bridge can run the stages of its sub-calls one at a time
+//! (prepare in submission order, dispatch overlapped, commit in submission order).
+//!
+//! Spec: PIPE-001..PIPE-010, APPR-001, CODE-006, CODE-007.
+
+use crate::hooks::PreToolDecision;
+use crate::result::ToolExecutionResult;
+use crate::runtime::Inner;
+
+use super::entry::{Call, Collapse};
+use super::{Prepared, Stage, guards, pre_execute};
+
+/// Run the stage.
+pub(crate) async fn run(inner: &Inner, call: &Call) -> Prepared {
+    if call.snapshot_failed {
+        return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
+            super::entry::LOSSY_ARGUMENTS,
+        ))));
+    }
+    match call.collapse {
+        Collapse::No => {}
+        Collapse::Rejected => {
+            return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::code_only(&call.exec.name))));
+        }
+        Collapse::PreAborted => return Prepared::Done(Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new()))),
+    }
+    if call.exec.signal.is_cancelled() {
+        return Prepared::Done(Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
+    }
+    let decision = match pre_execute::run(inner, &call.exec).await {
+        Ok(decision) => decision,
+        Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
+    };
+    let (decision, approval_cancelled) = match decision {
+        PreToolDecision::Ask { reason } => match pre_execute::service_ask(inner, &call.exec, reason).await {
+            Ok(resolved) => resolved,
+            Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
+        },
+        other => (other, false),
+    };
+    if approval_cancelled && call.exec.signal.is_cancelled() {
+        return Prepared::Done(Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
+    }
+    let denial = match decision {
+        PreToolDecision::Allow => match guards::reason(inner, &call.exec) {
+            Ok(reason) => reason,
+            Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
+        },
+        PreToolDecision::Deny { reason } => Some(reason),
+        // The seam resolved every ask above.
+        PreToolDecision::Ask { reason } => Some(reason.unwrap_or_default()),
+    };
+    if let Some(reason) = denial {
+        return Prepared::Done(Stage::Post(ToolExecutionResult::denial(reason)));
+    }
+    if call.exec.signal.is_cancelled() {
+        return Prepared::Done(Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
+    }
+    Prepared::Dispatch
+}
+
