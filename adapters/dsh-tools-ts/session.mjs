@@ -14,9 +14,23 @@ import { log, send, AdapterError, isObj, toResult } from './common.mjs';
 import { compile, run } from './instructions.mjs';
 import { compileTool, buildDefinition } from './tools.mjs';
 import { HOOK_KINDS, LISTENERS } from './listeners.mjs';
+import { observeDispatchLog } from './codedispatch.mjs';
 
 // ---------------------------------------------------------------------------------------------------
 // One session: one cordis Context with the real plugins.
+
+/** `setup.runtimeLimits` → the WorkerThreadCodeRuntime config (absent fields keep upstream's defaults). */
+function runtimeConfig(limits) {
+  if (limits === undefined) return {};
+  if (!isObj(limits)) throw new AdapterError('session/open: runtimeLimits must be a mapping');
+  const names = { computeMs: 'computeMs', maxWallMs: 'maxWallMs', maxOutputBytes: 'maxOutputBytes', maxHeapMb: 'maxOldGenerationSizeMb' };
+  const config = {};
+  for (const [key, value] of Object.entries(limits)) {
+    if (!Object.hasOwn(names, key)) throw new AdapterError(`session/open: unknown runtimeLimits field "${key}"`);
+    config[names[key]] = value;
+  }
+  return config;
+}
 
 export class FixtureSession {
   constructor(id) {
@@ -124,7 +138,7 @@ export class FixtureSession {
     if (setup !== undefined && !isObj(setup)) throw new AdapterError('session/open: setup must be a mapping');
     setup ??= {};
     this.setup = setup;
-    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'approval', 'agents', 'tools', 'hooks']);
+    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks']);
     for (const key of Object.keys(setup)) if (!known.has(key)) throw new AdapterError(`session/open: unknown setup field "${key}"`);
     if (setup.runtime !== undefined && setup.runtime !== 'typescript') {
       throw new AdapterError(`session/open: runtime "${setup.runtime}" is not available (upstream rc.8 ships no working Python backend; this adapter mounts only dsh-code-runtime-worker-thread)`);
@@ -150,7 +164,7 @@ export class FixtureSession {
     if (setup.mode !== undefined) toolsConfig.mode = setup.mode;
     if (setup.maxParallelSubCalls !== undefined) toolsConfig.maxParallelSubCalls = setup.maxParallelSubCalls;
     await this.mount(root.plugin(SystemPrompt, {}), 'dsh-system-prompt');
-    if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, {}), 'dsh-code-runtime-worker-thread');
+    if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, runtimeConfig(setup.runtimeLimits)), 'dsh-code-runtime-worker-thread');
     if (setup.approval !== undefined) await this.mount(root.plugin(ApprovalService, {}), 'dsh-user-approval');
     await this.mount(root.plugin(ToolRuntime, toolsConfig), 'dsh-tools');
 
@@ -242,6 +256,7 @@ export class FixtureSession {
     // real dsh-session Session with an open turn, which the real ApprovalService audits to.
     const session = DshSession.create(`fixture-${this.id}-${name}`);
     session.append('turn/start', {});
+    observeDispatchLog(this, name, session);
     const key = { id: name, session };
     const scope = createScope(this.ctx, key);
     this.agents.set(name, { key, scope, open: true });

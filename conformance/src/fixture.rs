@@ -40,6 +40,9 @@ pub struct Setup {
     /// The code runtime mounted, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Language>,
+    /// Budgets of the mounted code runtime (`{ computeMs?, maxWallMs?, maxOutputBytes?, maxHeapMb? }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_limits: Option<RuntimeLimits>,
     /// The approval seam; absent means not mounted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
@@ -64,6 +67,25 @@ pub enum Mode {
     Code,
     /// Both.
     Both,
+}
+
+/// `setup.runtimeLimits`: the code runtime's budgets; an absent field keeps the runtime's default. Numbers
+/// are kept as written so the setup round-trips verbatim.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RuntimeLimits {
+    /// Busy-time budget in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_ms: Option<serde_json::Number>,
+    /// Wall-clock ceiling in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wall_ms: Option<serde_json::Number>,
+    /// The combined output ledger in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<serde_json::Number>,
+    /// The program's heap cap in MiB (upstream's worker `maxOldGenerationSizeMb`, default 512).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_heap_mb: Option<serde_json::Number>,
 }
 
 /// A code-runtime language.
