@@ -1,2 +1,243 @@
-//! The TypeScript code runtime: QuickJS through `rquickjs`, programs type-stripped by `swc_ts_fast_strip`.
-//! (Being built: see issue #7.)
+//! The TypeScript code runtime (upstream `@deepseek-ai/dsh-code-runtime-worker-thread`'s
+//! `WorkerThreadCodeRuntime`): [`TypeScriptRuntime`] type-strips each program with `swc_ts_fast_strip`
+//! (the stripper Node's `stripTypeScriptTypes` wraps) and runs it in a fresh QuickJS runtime and context
+//! (`rquickjs`) on its own thread, with host bindings, a console shim, the busy/wall/heap/output limits and
+//! the abort signal. Measured choice and fidelity notes: `../shared/research/runtime-choice.md`.
+//!
+//! Files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop, limits), `host.rs`
+//! (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection class), `lossless.rs`
+//! (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim, `util.inspect` subset),
+//! `timers.rs`, `ledger.rs` (the output ledger).
+//!
+//! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
+//! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
+//! `setInterval`, `clearInterval` (tokio timers; handles are numbers). Not provided (Node globals upstream's
+//! worker has): `process`, `Buffer`, `fetch`, `structuredClone`, `setImmediate`, `require`.
+//!
+//! Known fidelity gaps against upstream (V8 in a Node worker): exception texts carry QuickJS stack frames
+//! (the `Name: message` first line matches; frames and columns differ, and no host paths appear); syntax
+//! errors the stripper lets through carry QuickJS's wording; strings with lone surrogates cannot cross the
+//! JSON boundary (rejected as not lossless); an unhandled promise rejection does not end the run; the
+//! console renders promises and errors from the engine's own view (no V8 internals).
+//!
+//! Spec: RUN-* (the code-runtime rules), cited per file.
+
+mod bindings;
+mod console;
+mod engine;
+mod host;
+mod ledger;
+mod lossless;
+mod strip;
+mod timers;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::code::{
+    CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse,
+};
+use crate::definition::BoxFuture;
+use crate::value::js_number_string;
+
+/// Upstream `MIN_OUTPUT_BYTES`: an empty logs array plus an empty JSON failure message.
+const MIN_OUTPUT_BYTES: u64 = 4;
+/// Upstream `MAX_TIMER_DELAY_MS` (Node clamps a longer `setTimeout` delay to 1 ms).
+const MAX_TIMER_DELAY_MS: f64 = 2_147_483_647.0;
+/// The run thread's stack: deep values and deeply nested program text are walked here.
+const RUN_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Upstream `RESERVED_BINDING_GLOBALS`.
+const RESERVED_BINDING_GLOBALS: [&str; 5] = ["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
+/// Upstream `RESERVED_ERROR_MEMBERS`.
+const RESERVED_ERROR_MEMBERS: [&str; 6] = ["name", "message", "stack", "args", "with_traceback", "add_note"];
+/// Upstream `PORTABLE_RESERVED_WORDS` (ECMAScript ∪ Python).
+const PORTABLE_RESERVED_WORDS: [&str; 69] = [
+    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else",
+    "enum", "export", "extends", "false", "finally", "for", "function", "if", "import", "in", "instanceof", "new",
+    "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with",
+    "yield", "let", "static", "implements", "interface", "package", "private", "protected", "public", "arguments",
+    "eval", "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except", "from",
+    "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "match",
+];
+/// The last two of upstream's `PORTABLE_RESERVED_WORDS` (kept apart so the array above stays readable).
+const PORTABLE_RESERVED_TAIL: [&str; 2] = ["type", "_"];
+
+const PREFIX: &str = "dsh-code-runtime-worker-thread: ";
+
+/// The seam's portable identifier subset (upstream `IDENTIFIER`: `^[A-Za-z_][A-Za-z0-9_]*$`).
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_reserved_word(name: &str) -> bool {
+    PORTABLE_RESERVED_WORDS.contains(&name) || PORTABLE_RESERVED_TAIL.contains(&name)
+}
+
+/// Upstream `DUNDER_MEMBER` (`^__.+__$`).
+fn is_dunder(name: &str) -> bool {
+    name.len() > 4 && name.starts_with("__") && name.ends_with("__")
+}
+
+/// `JSON.stringify` of a string.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
+}
+
+fn misuse(message: String) -> CodeRuntimeMisuse {
+    CodeRuntimeMisuse { message: format!("{PREFIX}{message}") }
+}
+
+/// The TypeScript [`CodeRuntime`]: language `typescript`, one fresh QuickJS runtime per run.
+#[derive(Clone, Debug)]
+pub struct TypeScriptRuntime {
+    limits: CodeRuntimeLimits,
+}
+
+impl TypeScriptRuntime {
+    /// A runtime with these limits, validated as upstream validates its config: every limit a positive
+    /// finite number, `max_output_bytes` at least 4, `max_wall_ms` at most 2^31-1. Upstream's names appear in
+    /// the messages (`maxHeapBytes` stands for upstream's `maxOldGenerationSizeMb`).
+    pub fn new(limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        #[allow(clippy::cast_precision_loss)]
+        let fields = [
+            ("computeMs", limits.compute_ms),
+            ("maxWallMs", limits.max_wall_ms),
+            ("maxOutputBytes", limits.max_output_bytes as f64),
+            ("maxHeapBytes", limits.max_heap_bytes as f64),
+        ];
+        for (key, value) in fields {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(misuse(format!("config.{key} must be a positive number, got {}", js_number_string(value))));
+            }
+        }
+        if limits.max_output_bytes < MIN_OUTPUT_BYTES || limits.max_output_bytes > 9_007_199_254_740_991 {
+            return Err(misuse(format!(
+                "config.maxOutputBytes must be a safe integer of at least {MIN_OUTPUT_BYTES}, got {}",
+                limits.max_output_bytes
+            )));
+        }
+        if limits.max_wall_ms > MAX_TIMER_DELAY_MS {
+            return Err(misuse(format!(
+                "config.maxWallMs must be at most {} (Node clamps a longer setTimeout delay to 1ms), got {}",
+                js_number_string(MAX_TIMER_DELAY_MS),
+                js_number_string(limits.max_wall_ms)
+            )));
+        }
+        Ok(Self { limits })
+    }
+
+    /// The limits every run gets.
+    pub fn limits(&self) -> CodeRuntimeLimits {
+        self.limits
+    }
+
+    /// Upstream `validateBindings`: malformed globals or error-class declarations are contract misuse.
+    fn validate(request: &CodeRunRequest) -> Result<(), CodeRuntimeMisuse> {
+        let mut globals = HashSet::new();
+        for namespace in &request.bindings {
+            let global = namespace.global.as_str();
+            if !is_identifier(global) || is_reserved_word(global) {
+                return Err(misuse(format!("binding global {} is not a usable identifier", quoted(global))));
+            }
+            if RESERVED_BINDING_GLOBALS.contains(&global) {
+                return Err(misuse(format!("reserved binding global {}", quoted(global))));
+            }
+            if !globals.insert(global) {
+                return Err(misuse(format!("duplicate binding global {}", quoted(global))));
+            }
+        }
+        let mut classes = HashSet::new();
+        for namespace in &request.bindings {
+            let Some(descriptor) = &namespace.error_class else { continue };
+            let name = descriptor.name.as_str();
+            if !is_identifier(name) || is_reserved_word(name) {
+                return Err(misuse(format!("binding error class {} is not a usable identifier", quoted(name))));
+            }
+            if RESERVED_BINDING_GLOBALS.contains(&name) {
+                return Err(misuse(format!("reserved binding global {}", quoted(name))));
+            }
+            if globals.contains(name) || classes.contains(name) {
+                return Err(misuse(format!("duplicate injected global {}", quoted(name))));
+            }
+            let member = descriptor.member_name_property.as_str();
+            if member.is_empty() || RESERVED_ERROR_MEMBERS.contains(&member) || is_dunder(member) {
+                return Err(misuse(format!("binding error member property {} is not usable", quoted(member))));
+            }
+            classes.insert(name);
+        }
+        Ok(())
+    }
+}
+
+/// Cancels the run when the caller drops `run`'s future before it resolves.
+struct DropGuard(CancellationToken);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Strip and execute on the run's own thread (large stack, the caller's tokio runtime entered so binding
+/// futures and timers use it).
+fn run_on_thread(request: CodeRunRequest, limits: CodeRuntimeLimits, dropped: CancellationToken) -> CodeRunResult {
+    let code = match strip::strip_program(&request.program) {
+        Ok(code) => code,
+        Err(message) => return ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Exception, message),
+    };
+    engine::execute(engine::RunSpec { code, namespaces: request.bindings, signal: request.signal, limits, dropped })
+}
+
+impl CodeRuntime for TypeScriptRuntime {
+    fn language(&self) -> &str {
+        "typescript"
+    }
+
+    fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
+        let limits = self.limits;
+        Box::pin(async move {
+            Self::validate(&request)?;
+            if request.signal.aborted() {
+                let reason = request.signal.reason();
+                return Ok(ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Abort, reason));
+            }
+            let dropped = CancellationToken::new();
+            let guard = DropGuard(dropped.clone());
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let handle = tokio::runtime::Handle::try_current().ok();
+            let spawned = std::thread::Builder::new().name("dsh-ts-run".to_owned()).stack_size(RUN_STACK_BYTES).spawn(move || {
+                let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
+                let result = if handle.is_some() {
+                    run_on_thread(request, limits, dropped)
+                } else {
+                    // No caller runtime (a plain executor): timers need one, so the run brings its own.
+                    match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+                        Ok(rt) => {
+                            let _inner = rt.enter();
+                            run_on_thread(request, limits, dropped)
+                        }
+                        Err(error) => ledger::Ledger::new(limits.max_output_bytes)
+                            .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
+                    }
+                };
+                let _ = tx.send(result);
+            });
+            if let Err(error) = spawned {
+                return Ok(ledger::Ledger::new(limits.max_output_bytes)
+                    .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")));
+            }
+            let result = rx.await.unwrap_or_else(|_| {
+                ledger::Ledger::new(limits.max_output_bytes)
+                    .failure(CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing".to_owned())
+            });
+            drop(guard);
+            Ok(result)
+        })
+    }
+}

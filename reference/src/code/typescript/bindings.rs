@@ -1,0 +1,141 @@
+//! Binding namespaces in the program (upstream `makeNamespaces`, `makeBindingErrorClass`,
+//! `bindingFailure`): one null-prototype object per namespace whose declared names are own enumerable
+//! functions; each call checks its argument is lossless JSON (else rejects that call only), starts the
+//! host binding, and settles the program's promise with the resolution (itself checked) or with an instance
+//! of the namespace's error class — a real `Error` subclass, so `instanceof` works — carrying the binding's
+//! name in the declared member property (plain `Error` when the namespace declares no class).
+//!
+//! Spec: RUN-* (binding arguments / resolutions must be lossless JSON, per-call rejection, the rejection
+//! class with `name` and the member-name property, no host work after the run ends).
+
+use std::rc::Rc;
+
+use rquickjs::function::Opt;
+use rquickjs::object::Property;
+use rquickjs::{Constructor, Ctx, Function, Object, Promise, Value as JsValue};
+use serde_json::Value;
+
+use super::host::{Entry, Host};
+use super::lossless::{snapshot, to_js};
+use crate::code::{BindingFn, CodeBindingNamespace};
+
+/// Upstream's rejection texts.
+pub(crate) const ARGUMENTS_NOT_LOSSLESS: &str = "binding arguments must be lossless JSON";
+pub(crate) const RESOLUTION_NOT_LOSSLESS: &str = "binding resolution must be lossless JSON";
+
+/// The rejection for a failed call of `member`.
+pub(crate) fn failure<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host<'js>,
+    class: Option<&Constructor<'js>>,
+    member: &str,
+    message: &str,
+) -> rquickjs::Result<JsValue<'js>> {
+    match class {
+        Some(class) => class.construct((member, message)),
+        None => {
+            let error = host.handles.borrow().as_ref().map(|h| h.error.clone());
+            match error {
+                Some(error) => error.construct((message,)),
+                None => Ok(rquickjs::String::from_str(ctx.clone(), message)?.into_value()),
+            }
+        }
+    }
+}
+
+/// The program-side values of the namespaces: `(globals, values)` in upstream's parameter order (every
+/// namespace global, then every declared error class name).
+pub(crate) fn install<'js>(
+    ctx: &Ctx<'js>,
+    host: &Rc<Host<'js>>,
+    make_error_class: &Function<'js>,
+    namespaces: &[CodeBindingNamespace],
+) -> rquickjs::Result<(Vec<String>, Vec<JsValue<'js>>)> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let mut class_names = Vec::new();
+    let mut class_values = Vec::new();
+    for namespace in namespaces {
+        let class: Option<Constructor<'js>> = match &namespace.error_class {
+            Some(descriptor) => {
+                let class: Constructor<'js> =
+                    make_error_class.call((descriptor.name.as_str(), descriptor.member_name_property.as_str()))?;
+                class_names.push(descriptor.name.clone());
+                class_values.push(class.clone().into_value());
+                Some(class)
+            }
+            None => None,
+        };
+        let object = Object::new_proto(ctx.clone(), None)?;
+        for (member, binding) in &namespace.functions {
+            let function = binding_function(ctx, host, member.clone(), binding.clone(), class.clone())?;
+            object.prop(member.as_str(), Property::from(function).enumerable())?;
+        }
+        names.push(namespace.global.clone());
+        values.push(object.into_value());
+    }
+    names.extend(class_names);
+    values.extend(class_values);
+    Ok((names, values))
+}
+
+fn binding_function<'js>(
+    ctx: &Ctx<'js>,
+    host: &Rc<Host<'js>>,
+    member: String,
+    binding: BindingFn,
+    class: Option<Constructor<'js>>,
+) -> rquickjs::Result<Function<'js>> {
+    let host = host.clone();
+    let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, arg: Opt<JsValue<'js>>| -> rquickjs::Result<Promise<'js>> {
+        let (promise, resolve, reject) = ctx.promise()?;
+        if host.ended() {
+            // The run is over: nothing new starts, and the program never sees this call settle.
+            return Ok(promise);
+        }
+        let arg = arg.0.unwrap_or_else(|| JsValue::new_undefined(ctx.clone()));
+        let intrinsics = host.handles.borrow().as_ref().map(|h| h.intrinsics.clone());
+        let detached = intrinsics.and_then(|intrinsics| snapshot(&ctx, arg, &intrinsics));
+        match detached {
+            None => {
+                let error = failure(&ctx, &host, class.as_ref(), &member, ARGUMENTS_NOT_LOSSLESS)?;
+                reject.call::<_, ()>((error,))?;
+            }
+            Some(json) => {
+                let future = binding(Some(json));
+                host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class: class.clone() });
+            }
+        }
+        Ok(promise)
+    })?;
+    // Upstream's binding functions are arrows defined as a property descriptor's `value`.
+    function.with_name("value")
+}
+
+/// Settle the program's promise for a finished binding call.
+pub(crate) fn settle<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host<'js>,
+    outcome: Result<Value, String>,
+    resolve: Function<'js>,
+    reject: Function<'js>,
+    member: &str,
+    class: Option<&Constructor<'js>>,
+) -> rquickjs::Result<()> {
+    match outcome {
+        Ok(value) => {
+            if !crate::value::is_lossless(&value) {
+                crate::value::dismantle(value);
+                let error = failure(ctx, host, class, member, RESOLUTION_NOT_LOSSLESS)?;
+                return reject.call((error,));
+            }
+            let js = to_js(ctx, &value);
+            crate::value::dismantle(value);
+            resolve.call((js?,))
+        }
+        Err(message) => {
+            let error = failure(ctx, host, class, member, &message)?;
+            reject.call((error,))
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! One run in a fresh QuickJS runtime and context (upstream: one fresh worker per run), driven by a small
+//! event loop on the run's own thread: the program's synchronous part and every promise job run as busy
+//! time under the interrupt handler; binding futures and timers are polled between jobs, uncharged; the
+//! thread parks when nothing can progress until a waker, the abort signal or the wall ceiling wakes it.
+//!
+//! Limits: the busy-time budget and the wall ceiling are checked by the interrupt handler (overshoot well
+//! under a millisecond) and between host steps; the heap cap is a counting allocator whose failure ends
+//! the run as `worker-exit` (terminal like upstream's isolate death, not a catchable error); an abort ends
+//! it with `String(signal.reason)`. When the run ends every pending binding future and timer is dropped
+//! before the engine is torn down, and only then is the result handed back.
+//!
+//! The program is compiled like upstream: `new AsyncFunction(...globals, ...errorClasses, "console",
+//! "'use strict';\n" + code)` called with the namespaces, the error classes and the console shim.
+//!
+//! Spec: RUN-* (top-level await/return, completion as lossless JSON, failure kinds and upstream's budget
+//! messages, runs isolated from one another).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
+
+use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::function::Rest;
+use rquickjs::{Constructor, Context, Ctx, Function, Promise, Runtime, Value as JsValue};
+use serde_json::Value;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use super::host::{Entry, Handles, Host, KeyWaker, Meter, Terminal, Wakeup};
+use super::ledger::Ledger;
+use super::lossless::{snapshot, Intrinsics};
+use super::{bindings, console, timers};
+use crate::code::{CodeBindingNamespace, CodeRunErrorKind, CodeRunResult, CodeRuntimeLimits, RunSignal};
+use crate::value::js_number_string;
+
+/// The engine's own JavaScript stack limit (the run's thread is much larger).
+const JS_STACK_BYTES: usize = 4 * 1024 * 1024;
+/// Allocation room after the heap cap is hit, so the engine can unwind the interrupted program.
+const OOM_SLACK_BYTES: usize = 4 * 1024 * 1024;
+/// Upstream's message when the worker's heap limit kills it.
+pub(crate) const HEAP_EXIT_MESSAGE: &str = "worker error: Worker terminated due to reaching memory limit: JS heap out of memory";
+/// Upstream's completion check message.
+pub(crate) const COMPLETION_NOT_LOSSLESS: &str = "program completion must be lossless JSON";
+/// Waker key of the abort and drop watchers (entry keys start at 1).
+const SIGNAL_KEY: u64 = 0;
+
+/// Everything one run needs.
+pub(crate) struct RunSpec {
+    pub(crate) code: String,
+    pub(crate) namespaces: Vec<CodeBindingNamespace>,
+    pub(crate) signal: RunSignal,
+    pub(crate) limits: CodeRuntimeLimits,
+    pub(crate) dropped: CancellationToken,
+}
+
+/// A counting allocator over Rust's: allocations past the cap fail and raise the OOM flag, which the
+/// interrupt handler turns into the run's terminal `worker-exit`.
+struct CountingAlloc {
+    used: usize,
+    limit: usize,
+    oom: Arc<AtomicBool>,
+}
+
+impl CountingAlloc {
+    fn admit(&mut self, size: usize) -> bool {
+        let cap = if self.oom.load(Ordering::Relaxed) { self.limit.saturating_add(OOM_SLACK_BYTES) } else { self.limit };
+        if self.used.saturating_add(size) > cap {
+            self.oom.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+// SAFETY: every method delegates to `RustAllocator`, which upholds the trait's contract (null or a
+// usize-aligned region of at least the requested size; `usable_size` reports the region's size); this
+// wrapper only refuses some requests by returning null and keeps a byte count from `usable_size`.
+#[allow(unsafe_code)]
+unsafe impl Allocator for CountingAlloc {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.alloc(size);
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just returned by `RustAllocator`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        if !self.admit(count.saturating_mul(size)) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.calloc(count, size);
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just returned by `RustAllocator`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        // SAFETY: the caller guarantees `ptr` came from this allocator, i.e. from `RustAllocator`.
+        unsafe {
+            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+            RustAllocator.dealloc(ptr);
+        }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller guarantees a non-null `ptr` came from this allocator.
+        let old = if ptr.is_null() { 0 } else { unsafe { RustAllocator::usable_size(ptr) } };
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as above; `RustAllocator.realloc` accepts its own pointers.
+        let new = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if !new.is_null() {
+            // SAFETY: `new` was just returned by `RustAllocator`.
+            self.used = self.used.saturating_sub(old) + unsafe { RustAllocator::usable_size(new) };
+        }
+        new
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: the caller guarantees `ptr` came from this allocator.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
+/// How the program's part of a run ended.
+enum Outcome {
+    Completed(Option<Value>),
+    InvalidOutput,
+    Threw(String),
+    Ended(Terminal),
+    /// The engine itself failed (could not start, an uncaught error in a timer callback): upstream's
+    /// worker `error` event.
+    WorkerError(String),
+}
+
+/// Run one program to its result. Blocking: call on the run's own thread.
+pub(crate) fn execute(spec: RunSpec) -> CodeRunResult {
+    let limits = spec.limits;
+    let oom = Arc::new(AtomicBool::new(false));
+    let meter = Arc::new(Meter::new(limits.compute_ms, limits.max_wall_ms, oom.clone(), spec.signal.clone(), spec.dropped.clone()));
+    let limit = usize::try_from(limits.max_heap_bytes).unwrap_or(usize::MAX);
+    let (ledger, outcome) = match Runtime::new_with_alloc(CountingAlloc { used: 0, limit, oom }) {
+        Err(error) => (Ledger::new(limits.max_output_bytes), Outcome::WorkerError(error.to_string())),
+        Ok(runtime) => {
+            runtime.set_max_stack_size(JS_STACK_BYTES);
+            let handler_meter = meter.clone();
+            runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));
+            let result = match Context::full(&runtime) {
+                Err(error) => (Ledger::new(limits.max_output_bytes), Outcome::WorkerError(error.to_string())),
+                Ok(context) => {
+                    let result = context.with(|ctx| run_in(&ctx, &spec, &meter));
+                    drop(context);
+                    result
+                }
+            };
+            drop(runtime);
+            result
+        }
+    };
+    // A limit can be crossed after the program settled but before the host saw it; upstream's host
+    // decides on whichever event it handles first, which here is the settled program.
+    finish(ledger, outcome, &spec.signal, &limits)
+}
+
+fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits) -> CodeRunResult {
+    match outcome {
+        Outcome::Completed(value) => ledger.success(value),
+        Outcome::InvalidOutput => ledger.worker_failure(CodeRunErrorKind::InvalidOutput, COMPLETION_NOT_LOSSLESS.to_owned()),
+        Outcome::Threw(message) => ledger.worker_failure(CodeRunErrorKind::Exception, message),
+        Outcome::WorkerError(message) => ledger.failure(CodeRunErrorKind::WorkerExit, format!("worker error: {message}")),
+        Outcome::Ended(terminal) => match terminal {
+            Terminal::Busy => ledger.failure(
+                CodeRunErrorKind::Timeout,
+                format!("compute budget exhausted ({}ms busy)", js_number_string(limits.compute_ms)),
+            ),
+            Terminal::Wall => ledger.failure(
+                CodeRunErrorKind::Timeout,
+                format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
+            ),
+            Terminal::Abort => ledger.failure(CodeRunErrorKind::Abort, signal.reason()),
+            Terminal::OutputLimit => ledger.limit(),
+            Terminal::HeapCap => ledger.failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
+            Terminal::Dropped => ledger.failure(CodeRunErrorKind::Abort, "run dropped".to_owned()),
+        },
+    }
+}
+
+fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>) -> (Ledger, Outcome) {
+    let wakeup = Arc::new(Wakeup::new());
+    let host = Rc::new(Host::new(meter.clone(), wakeup, Ledger::new(spec.limits.max_output_bytes)));
+    let outcome = drive(ctx, &host, spec);
+    // Nothing the program started survives the run: pending calls and timers are dropped here, before
+    // the engine goes away and before the result is handed back.
+    host.clear();
+    let _ = ctx.catch();
+    let ledger = host.ledger.replace(Ledger::new(0));
+    (ledger, outcome)
+}
+
+/// Either the program's promise or how the run ended while starting it.
+enum Started<'js> {
+    Running(Promise<'js>),
+    Done(Outcome),
+}
+
+fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Started<'js> {
+    let setup = (|| -> rquickjs::Result<(Constructor<'js>, Vec<JsValue<'js>>, Vec<JsValue<'js>>)> {
+        let intrinsics = Intrinsics::capture(ctx)?;
+        let prelude = console::load(ctx, host)?;
+        *host.handles.borrow_mut() =
+            Some(Handles { intrinsics, error: prelude.error.clone(), describe: prelude.describe.clone() });
+        timers::install(ctx, host)?;
+        let (mut names, mut values) = bindings::install(ctx, host, &prelude.make_error_class, &spec.namespaces)?;
+        names.push("console".to_owned());
+        values.push(prelude.console);
+        let async_function: Constructor<'js> = ctx.eval("(async function () {}).constructor")?;
+        let mut parameters = Vec::with_capacity(names.len() + 1);
+        for name in names {
+            parameters.push(rquickjs::String::from_str(ctx.clone(), &name)?.into_value());
+        }
+        parameters.push(rquickjs::String::from_str(ctx.clone(), &format!("'use strict';\n{}", spec.code))?.into_value());
+        Ok((async_function, parameters, values))
+    })();
+    let (async_function, parameters, values) = match setup {
+        Ok(parts) => parts,
+        Err(error) => return Started::Done(ended_or(host, || Outcome::WorkerError(engine_error(ctx, &error)))),
+    };
+    // Compile (a syntax error the stripper let through is the program's exception), then call.
+    let body: Function<'js> = match async_function.construct((Rest(parameters),)) {
+        Ok(body) => body,
+        Err(_) => return Started::Done(ended_or(host, || threw(ctx, host))),
+    };
+    match body.call::<_, JsValue<'js>>((Rest(values),)) {
+        Ok(value) => match value.into_promise() {
+            Some(promise) => Started::Running(promise),
+            None => Started::Done(Outcome::WorkerError("program did not return a promise".to_owned())),
+        },
+        Err(_) => Started::Done(ended_or(host, || threw(ctx, host))),
+    }
+}
+
+/// The terminal reason when the run has ended, else `otherwise()`.
+fn ended_or<'js>(host: &Host<'js>, otherwise: impl FnOnce() -> Outcome) -> Outcome {
+    match host.meter.terminal() {
+        Some(terminal) => Outcome::Ended(terminal),
+        None => otherwise(),
+    }
+}
+
+fn engine_error<'js>(ctx: &Ctx<'js>, error: &rquickjs::Error) -> String {
+    if error.is_exception() {
+        let thrown = ctx.catch();
+        if let Some(message) = thrown.as_object().and_then(|o| o.get::<_, String>("message").ok()) {
+            return message;
+        }
+    }
+    error.to_string()
+}
+
+/// The pending exception rendered as upstream renders a thrown program value.
+fn threw<'js>(ctx: &Ctx<'js>, host: &Host<'js>) -> Outcome {
+    let thrown = ctx.catch();
+    describe(ctx, host, thrown)
+}
+
+fn describe<'js>(ctx: &Ctx<'js>, host: &Host<'js>, thrown: JsValue<'js>) -> Outcome {
+    let describe = host.handles.borrow().as_ref().map(|h| h.describe.clone());
+    let Some(describe) = describe else {
+        return Outcome::Threw("program threw an unrenderable value".to_owned());
+    };
+    let text = host.meter.busy(|| describe.call::<_, String>((thrown,)));
+    match text {
+        Ok(text) => Outcome::Threw(text),
+        Err(_) => {
+            let _ = ctx.catch();
+            ended_or(host, || Outcome::Threw("program threw an unrenderable value".to_owned()))
+        }
+    }
+}
+
+fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Outcome {
+    let meter = host.meter.clone();
+    let promise = match meter.busy(|| start(ctx, host, spec)) {
+        Started::Running(promise) => promise,
+        Started::Done(outcome) => return outcome,
+    };
+    let signal_waker = Waker::from(Arc::new(KeyWaker { key: SIGNAL_KEY, wakeup: host.wakeup.clone() }));
+    let mut aborted: Pin<Box<WaitForCancellationFutureOwned>> = Box::pin(spec.signal.token().clone().cancelled_owned());
+    let mut dropped: Pin<Box<WaitForCancellationFutureOwned>> = Box::pin(spec.dropped.clone().cancelled_owned());
+    loop {
+        // Promise jobs (the program's continuations), as busy time.
+        meter.busy(|| {
+            while ctx.execute_pending_job() {
+                if meter.terminal().is_some() {
+                    break;
+                }
+            }
+        });
+        if let Some(terminal) = meter.terminal() {
+            return Outcome::Ended(terminal);
+        }
+        match promise.state() {
+            rquickjs::promise::PromiseState::Pending => {}
+            rquickjs::promise::PromiseState::Resolved => return completed(ctx, host, &promise),
+            rquickjs::promise::PromiseState::Rejected => {
+                let _ = promise.result::<JsValue<'js>>();
+                let reason = ctx.catch();
+                return describe(ctx, host, reason);
+            }
+        }
+        // Watch the abort signal and the caller's drop so either wakes a parked loop.
+        let mut watch = TaskContext::from_waker(&signal_waker);
+        let _ = aborted.as_mut().poll(&mut watch);
+        let _ = dropped.as_mut().poll(&mut watch);
+        if meter.should_stop() {
+            return Outcome::Ended(meter.terminal().unwrap_or(Terminal::Abort));
+        }
+        let keys = host.wakeup.take();
+        if keys.is_empty() {
+            host.wakeup.park(meter.wall_left());
+            continue;
+        }
+        for key in keys {
+            if key == SIGNAL_KEY {
+                continue;
+            }
+            if let Some(outcome) = poll_entry(ctx, host, key) {
+                return outcome;
+            }
+            if meter.terminal().is_some() {
+                break;
+            }
+        }
+    }
+}
+
+/// Poll one pending entry; settle its promise or fire its timer when ready.
+fn poll_entry<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, key: u64) -> Option<Outcome> {
+    let entry = host.pending.borrow_mut().remove(&key)?;
+    let waker = Waker::from(Arc::new(KeyWaker { key, wakeup: host.wakeup.clone() }));
+    let mut task = TaskContext::from_waker(&waker);
+    match entry {
+        Entry::Call { mut future, resolve, reject, member, class } => {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut task)));
+            let outcome = match polled {
+                Ok(Poll::Pending) => {
+                    host.pending.borrow_mut().insert(key, Entry::Call { future, resolve, reject, member, class });
+                    return None;
+                }
+                Ok(Poll::Ready(outcome)) => outcome,
+                Err(_) => Err("binding panicked".to_owned()),
+            };
+            drop(future);
+            let settled = host.meter.busy(|| bindings::settle(ctx, host, outcome, resolve, reject, &member, class.as_ref()));
+            if settled.is_err() {
+                let _ = ctx.catch();
+            }
+            None
+        }
+        Entry::Timer { mut sleep, callback, args, repeat } => {
+            if sleep.as_mut().poll(&mut task).is_pending() {
+                host.pending.borrow_mut().insert(key, Entry::Timer { sleep, callback, args, repeat });
+                return None;
+            }
+            if let Some(period) = repeat {
+                // Re-armed before the callback runs, so `clearInterval` inside it cancels the next tick.
+                let next = Box::pin(tokio::time::sleep(period));
+                host.pending.borrow_mut().insert(key, Entry::Timer { sleep: next, callback: callback.clone(), args: args.clone(), repeat });
+                host.wakeup.push(key);
+            }
+            let fired = host.meter.busy(|| callback.call::<_, JsValue<'js>>((Rest(args),)));
+            match fired {
+                Ok(_) => None,
+                // An exception escaping a timer callback is uncaught: upstream's worker dies of it.
+                Err(_) => Some(ended_or(host, || {
+                    let thrown = ctx.catch();
+                    let message = thrown
+                        .as_object()
+                        .and_then(|o| o.get::<_, String>("message").ok())
+                        .or_else(|| thrown.as_string().and_then(|s| s.to_string().ok()))
+                        .unwrap_or_else(|| "Unhandled error".to_owned());
+                    Outcome::WorkerError(message)
+                })),
+            }
+        }
+    }
+}
+
+fn completed<'js>(ctx: &Ctx<'js>, host: &Host<'js>, promise: &Promise<'js>) -> Outcome {
+    let value = match promise.result::<JsValue<'js>>() {
+        Some(Ok(value)) => value,
+        _ => {
+            let _ = ctx.catch();
+            return Outcome::InvalidOutput;
+        }
+    };
+    if value.is_undefined() {
+        return Outcome::Completed(None);
+    }
+    let intrinsics = host.handles.borrow().as_ref().map(|h| h.intrinsics.clone());
+    let Some(intrinsics) = intrinsics else { return Outcome::InvalidOutput };
+    let snapshot = host.meter.busy(|| snapshot(ctx, value, &intrinsics));
+    if snapshot.is_none() {
+        let _ = ctx.catch();
+    }
+    ended_or(host, || match snapshot {
+        Some(value) => Outcome::Completed(Some(value)),
+        None => Outcome::InvalidOutput,
+    })
+}

@@ -1,0 +1,280 @@
+//! The per-run host state shared by the engine loop and the native functions the program can call: the
+//! busy-time meter and the run's single terminal reason, the wakeup channel the loop parks on, the table of
+//! pending host work (binding calls and timers), and every engine handle the host keeps (cleared before the
+//! engine is torn down, so no Rust-held reference can keep a JavaScript object alive past the run).
+//!
+//! Spec: RUN-* (busy-time budget `compute budget exhausted (<n>ms busy)`, wall-clock ceiling
+//! `wall-clock ceiling reached (<n>ms)`, abort with `String(signal.reason)`, heap cap as `worker-exit`,
+//! output-limit termination; binding work is not charged to the busy budget).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Wake;
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use rquickjs::{Constructor, Function, Value as JsValue};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::ledger::Ledger;
+use super::lossless::Intrinsics;
+use crate::code::RunSignal;
+use crate::definition::BoxFuture;
+
+/// Why a run ended before its program settled. The first reason set wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Terminal {
+    Busy = 1,
+    Wall = 2,
+    Abort = 3,
+    OutputLimit = 4,
+    HeapCap = 5,
+    /// The caller dropped the run's future: nothing observes the outcome.
+    Dropped = 6,
+}
+
+impl Terminal {
+    fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            1 => Self::Busy,
+            2 => Self::Wall,
+            3 => Self::Abort,
+            4 => Self::OutputLimit,
+            5 => Self::HeapCap,
+            6 => Self::Dropped,
+            _ => return None,
+        })
+    }
+}
+
+const NO_SEGMENT: u64 = u64::MAX;
+
+/// Busy time, the wall ceiling and the terminal reason; read by the interrupt handler while the engine runs.
+pub(crate) struct Meter {
+    start: Instant,
+    budget_ns: u64,
+    wall: Duration,
+    busy_ns: AtomicU64,
+    segment_start_ns: AtomicU64,
+    terminal: AtomicU8,
+    pub(crate) oom: Arc<AtomicBool>,
+    signal: RunSignal,
+    dropped: CancellationToken,
+}
+
+fn ms_to_duration(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)
+}
+
+impl Meter {
+    pub(crate) fn new(compute_ms: f64, wall_ms: f64, oom: Arc<AtomicBool>, signal: RunSignal, dropped: CancellationToken) -> Self {
+        let budget = ms_to_duration(compute_ms);
+        Self {
+            start: Instant::now(),
+            budget_ns: u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX),
+            wall: ms_to_duration(wall_ms),
+            busy_ns: AtomicU64::new(0),
+            segment_start_ns: AtomicU64::new(NO_SEGMENT),
+            terminal: AtomicU8::new(0),
+            oom,
+            signal,
+            dropped,
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Start charging busy time (the engine is about to run JavaScript). Nested calls are no-ops.
+    pub(crate) fn enter(&self) -> bool {
+        if self.segment_start_ns.load(Ordering::Relaxed) != NO_SEGMENT {
+            return false;
+        }
+        self.segment_start_ns.store(self.now_ns(), Ordering::Relaxed);
+        true
+    }
+
+    /// Stop charging busy time.
+    pub(crate) fn leave(&self, entered: bool) {
+        if !entered {
+            return;
+        }
+        let start = self.segment_start_ns.swap(NO_SEGMENT, Ordering::Relaxed);
+        if start != NO_SEGMENT {
+            self.busy_ns.fetch_add(self.now_ns().saturating_sub(start), Ordering::Relaxed);
+        }
+    }
+
+    /// Run `f` as busy (engine) time.
+    pub(crate) fn busy<R>(&self, f: impl FnOnce() -> R) -> R {
+        let entered = self.enter();
+        let r = f();
+        self.leave(entered);
+        r
+    }
+
+    /// Busy time so far, the current segment included.
+    pub(crate) fn busy_time(&self) -> Duration {
+        let mut ns = self.busy_ns.load(Ordering::Relaxed);
+        let start = self.segment_start_ns.load(Ordering::Relaxed);
+        if start != NO_SEGMENT {
+            ns = ns.saturating_add(self.now_ns().saturating_sub(start));
+        }
+        Duration::from_nanos(ns)
+    }
+
+    /// Record why the run ends (the first reason wins).
+    pub(crate) fn terminate(&self, reason: Terminal) {
+        let _ = self.terminal.compare_exchange(0, reason as u8, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    pub(crate) fn terminal(&self) -> Option<Terminal> {
+        Terminal::from_u8(self.terminal.load(Ordering::Acquire))
+    }
+
+    /// The time left before the wall ceiling.
+    pub(crate) fn wall_left(&self) -> Duration {
+        self.wall.saturating_sub(self.start.elapsed())
+    }
+
+    /// Check every limit; `true` = stop the engine now. This is the interrupt handler's body and the loop's
+    /// check between host steps.
+    pub(crate) fn should_stop(&self) -> bool {
+        if self.terminal().is_some() {
+            return true;
+        }
+        if self.oom.load(Ordering::Relaxed) {
+            self.terminate(Terminal::HeapCap);
+        } else if self.signal.aborted() {
+            self.terminate(Terminal::Abort);
+        } else if self.dropped.is_cancelled() {
+            self.terminate(Terminal::Dropped);
+        } else if self.start.elapsed() >= self.wall {
+            self.terminate(Terminal::Wall);
+        } else if u64::try_from(self.busy_time().as_nanos()).unwrap_or(u64::MAX) > self.budget_ns {
+            self.terminate(Terminal::Busy);
+        }
+        self.terminal().is_some()
+    }
+}
+
+/// The loop's wakeup channel: wakers push the key of the entry that can make progress and unpark the
+/// engine thread.
+pub(crate) struct Wakeup {
+    thread: Thread,
+    ready: Mutex<Vec<u64>>,
+    notified: AtomicBool,
+}
+
+impl Wakeup {
+    pub(crate) fn new() -> Self {
+        Self { thread: std::thread::current(), ready: Mutex::new(Vec::new()), notified: AtomicBool::new(false) }
+    }
+
+    pub(crate) fn push(&self, key: u64) {
+        self.ready.lock().unwrap_or_else(|p| p.into_inner()).push(key);
+        self.notified.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+
+    /// Take the keys woken so far.
+    pub(crate) fn take(&self) -> Vec<u64> {
+        self.notified.store(false, Ordering::Release);
+        std::mem::take(&mut *self.ready.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Park until woken or `timeout` passes.
+    pub(crate) fn park(&self, timeout: Duration) {
+        if !self.notified.load(Ordering::Acquire) {
+            std::thread::park_timeout(timeout);
+        }
+    }
+}
+
+/// The waker of one pending entry.
+pub(crate) struct KeyWaker {
+    pub(crate) key: u64,
+    pub(crate) wakeup: Arc<Wakeup>,
+}
+
+impl Wake for KeyWaker {
+    fn wake(self: Arc<Self>) {
+        self.wakeup.push(self.key);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakeup.push(self.key);
+    }
+}
+
+/// Host work the program is waiting on.
+pub(crate) enum Entry<'js> {
+    /// A binding call: its future, the program promise's settle functions, and the rejection's shape.
+    Call {
+        future: BoxFuture<'static, Result<Value, String>>,
+        resolve: Function<'js>,
+        reject: Function<'js>,
+        member: String,
+        class: Option<Constructor<'js>>,
+    },
+    /// A `setTimeout` / `setInterval` timer.
+    Timer { sleep: Pin<Box<tokio::time::Sleep>>, callback: Function<'js>, args: Vec<JsValue<'js>>, repeat: Option<Duration> },
+}
+
+/// Engine handles the host keeps for the run (cleared before teardown).
+pub(crate) struct Handles<'js> {
+    pub(crate) intrinsics: Intrinsics<'js>,
+    pub(crate) error: Constructor<'js>,
+    pub(crate) describe: Function<'js>,
+}
+
+/// One run's host state.
+pub(crate) struct Host<'js> {
+    pub(crate) meter: Arc<Meter>,
+    pub(crate) wakeup: Arc<Wakeup>,
+    pub(crate) ledger: RefCell<Ledger>,
+    pub(crate) pending: RefCell<BTreeMap<u64, Entry<'js>>>,
+    next_key: Cell<u64>,
+    pub(crate) handles: RefCell<Option<Handles<'js>>>,
+}
+
+impl<'js> Host<'js> {
+    pub(crate) fn new(meter: Arc<Meter>, wakeup: Arc<Wakeup>, ledger: Ledger) -> Self {
+        Self {
+            meter,
+            wakeup,
+            ledger: RefCell::new(ledger),
+            pending: RefCell::new(BTreeMap::new()),
+            next_key: Cell::new(1),
+            handles: RefCell::new(None),
+        }
+    }
+
+    /// Whether the run is over (no new host work may start).
+    pub(crate) fn ended(&self) -> bool {
+        self.meter.terminal().is_some()
+    }
+
+    /// Queue an entry; it is polled on the loop's next turn.
+    pub(crate) fn insert(&self, entry: Entry<'js>) -> u64 {
+        let key = self.next_key.get();
+        self.next_key.set(key + 1);
+        self.pending.borrow_mut().insert(key, entry);
+        self.wakeup.push(key);
+        key
+    }
+
+    /// Drop every engine handle and pending entry (a pending binding future is dropped here: nothing the
+    /// program started outlives the run).
+    pub(crate) fn clear(&self) {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        drop(pending);
+        self.handles.borrow_mut().take();
+    }
+}

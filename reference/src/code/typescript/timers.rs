@@ -1,0 +1,67 @@
+//! Timer globals (Node's, which upstream programs can rely on): `setTimeout`, `clearTimeout`,
+//! `setInterval`, `clearInterval`, backed by `tokio::time`. A delay outside 1..=2^31-1 ms (or not a number)
+//! becomes 1 ms, as in Node; extra arguments are passed to the callback. Timers never keep a run alive: the
+//! run ends when the program settles, and pending timers are dropped with it. Handles are numbers.
+//!
+//! Spec: RUN-* (the TypeScript runtime's globals).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use rquickjs::function::{Opt, Rest};
+use rquickjs::{Ctx, Exception, Function, Value as JsValue};
+
+use super::host::{Entry, Host};
+
+fn delay_of(value: Option<&JsValue<'_>>) -> Duration {
+    let ms = value.and_then(|v| v.as_number()).unwrap_or(1.0);
+    let ms = if (1.0..=2_147_483_647.0).contains(&ms) { ms } else { 1.0 };
+    Duration::from_secs_f64(ms.trunc() / 1000.0)
+}
+
+fn schedule<'js>(ctx: &Ctx<'js>, host: &Host<'js>, callback: JsValue<'js>, delay: Opt<JsValue<'js>>, args: Rest<JsValue<'js>>, repeat: bool) -> rquickjs::Result<u64> {
+    let Some(callback) = callback.as_function().cloned() else {
+        let message = format!(
+            "The \"callback\" argument must be of type function. Received {}",
+            if callback.is_undefined() { "undefined".to_owned() } else { format!("type {}", callback.type_name()) }
+        );
+        return Err(Exception::throw_type(ctx, &message));
+    };
+    let delay = delay_of(delay.0.as_ref());
+    let sleep = Box::pin(tokio::time::sleep(delay));
+    Ok(host.insert(Entry::Timer { sleep, callback, args: args.0, repeat: repeat.then_some(delay) }))
+}
+
+fn clear<'js>(host: &Host<'js>, id: Opt<JsValue<'js>>) {
+    let Some(id) = id.0.and_then(|v| v.as_number()) else { return };
+    if id >= 1.0 && id.fract() == 0.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let key = id as u64;
+        let removed = {
+            let mut pending = host.pending.borrow_mut();
+            match pending.get(&key) {
+                Some(Entry::Timer { .. }) => pending.remove(&key),
+                _ => None,
+            }
+        };
+        drop(removed);
+    }
+}
+
+/// Define the timer globals.
+pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>) -> rquickjs::Result<()> {
+    let globals = ctx.globals();
+    for repeat in [false, true] {
+        let h = host.clone();
+        let set = Function::new(ctx.clone(), move |ctx: Ctx<'js>, callback: JsValue<'js>, delay: Opt<JsValue<'js>>, args: Rest<JsValue<'js>>| {
+            schedule(&ctx, &h, callback, delay, args, repeat)
+        })?
+        .with_name(if repeat { "setInterval" } else { "setTimeout" })?;
+        globals.set(if repeat { "setInterval" } else { "setTimeout" }, set)?;
+        let h = host.clone();
+        let clear_fn = Function::new(ctx.clone(), move |id: Opt<JsValue<'js>>| clear(&h, id))?
+            .with_name(if repeat { "clearInterval" } else { "clearTimeout" })?;
+        globals.set(if repeat { "clearInterval" } else { "clearTimeout" }, clear_fn)?;
+    }
+    Ok(())
+}
