@@ -134,7 +134,12 @@ impl Meter {
         let _ = self.terminal.compare_exchange(0, reason as u8, Ordering::AcqRel, Ordering::Acquire);
     }
 
+    /// The terminal reason, if any; a failed allocation counts even if the program caught the engine's
+    /// out-of-memory error (upstream's isolate dies outright).
     pub(crate) fn terminal(&self) -> Option<Terminal> {
+        if self.oom.load(Ordering::Relaxed) {
+            self.terminate(Terminal::HeapCap);
+        }
         Terminal::from_u8(self.terminal.load(Ordering::Acquire))
     }
 

@@ -216,8 +216,8 @@ impl CodeRuntime for TypeScriptRuntime {
                 let result = if handle.is_some() {
                     run_on_thread(request, limits, dropped)
                 } else {
-                    // No caller runtime (a plain executor): timers need one, so the run brings its own.
-                    match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+                    // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
+                    match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
                         Ok(rt) => {
                             let _inner = rt.enter();
                             run_on_thread(request, limits, dropped)
