@@ -1,2 +1,236 @@
-//! The Python code runtime: a fresh `python3 -I` subprocess per run speaking JSON lines on fd 3.
-//! (Being built: see issue #7.)
+//! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` subprocess per run,
+//! speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
+//! (`py/protocol.py`: boot, boot-ack, run, call, reply, log, done). Upstream ships only that protocol; the
+//! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
+//! is the same (`worker-thread` `lib/index.js`).
+//!
+//! Files: `frames.rs` (the wire, hostile-frame validation, raw-token numbers), `process.rs` (spawn, fd 3,
+//! process group, CPU time), `run.rs` (one run driven to settlement: budgets, abort, bindings, logs),
+//! `ledger.rs` (the combined output ledger), `bootstrap.py` (the child side).
+//!
+//! What a program sees: its text is the body of `async def __dsh_main__()` (wrapped at the AST level, so
+//! top-level `await` and `return` work and line numbers are the program's own); each namespace is a global
+//! (`tools`) whose bindings are attributes and items (`await tools.name(args)`, `tools["my-tool"]`); each
+//! declared error class is a global `Exception` subclass (`ToolCallError(tool_name, message)`, the tool name
+//! on its member-name property, `toolName`); `print` and every write to `sys.stdout` / `sys.stderr` is one
+//! log entry (a single trailing newline of a `print` is not part of the entry); bytes written to fd 1 / 2
+//! directly (`os.write`, child processes) are captured as stray logs after the program's own, like
+//! upstream's `strayLogs`.
+//!
+//! Decisions (documented for scenarios):
+//! - An exception's message is the text CPython prints for it uncaught, without the bootstrap's frames and
+//!   without a trailing newline: `Traceback (most recent call last):\n  File "<program>", line N, in
+//!   <module>\n ...\nValueError: boom`; a syntax error has no traceback header (`  File "<program>", line
+//!   1\n    ...\nSyntaxError: invalid syntax`). Match by pattern.
+//! - An uncaught `MemoryError` (the `RLIMIT_AS` heap cap, `maxHeapBytes` above the interpreter's own
+//!   mapping at boot) ends the run as `worker-exit` with the TypeScript backend's heap text
+//!   ([`HEAP_EXIT_MESSAGE`]); a `MemoryError` the program catches is an ordinary exception.
+//! - The busy budget is the child's CPU time after `boot-ack` (interpreter start-up is not charged),
+//!   polled from `/proc/<pid>/stat` every 25 ms at most, with `RLIMIT_CPU` one second above it as a
+//!   backstop.
+//! - `tools.name()` without an argument rejects with "binding arguments must be lossless JSON", like the
+//!   TypeScript backend (`undefined` is not JSON). `None` returned (or no `return`) means no value.
+//! - Lossless JSON in Python: `None`, `bool`, `str`, `int` a double holds exactly (beyond 2^53 only when
+//!   `float(n) == n`), finite `float` other than `-0.0`, `list`, `dict` with `str` keys; exact types only
+//!   (no tuples or subclasses); no cycles, repeated references allowed. Dict order is kept as Python's.
+//!
+//! Spec: RUN-* (the code-runtime rules; ids pending in `spec/rules/code-run.yaml`): the Python backend's
+//! program contract, lossless JSON crossing, budgets, containment and hostile frames.
+
+mod frames;
+mod ledger;
+mod process;
+mod run;
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{BindingFn, CodeBindingErrorClass, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse};
+use crate::definition::BoxFuture;
+
+pub use ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
+
+/// The `worker-exit` message of a run that exhausted the heap cap (an uncaught `MemoryError`): the
+/// TypeScript backend's `worker error: <Node's ERR_WORKER_OUT_OF_MEMORY text>` with Python's heap named.
+pub const HEAP_EXIT_MESSAGE: &str = "worker error: Worker terminated due to reaching memory limit: Python heap out of memory";
+
+/// The prefix of every misuse message.
+const PREFIX: &str = "dsh-code-runtime-python";
+
+/// Smallest ledger that can represent an empty logs array plus an empty failure message (upstream
+/// `MIN_OUTPUT_BYTES`).
+const MIN_OUTPUT_BYTES: u64 = 4;
+
+/// Binding globals every backend refuses (upstream `RESERVED_BINDING_GLOBALS`).
+const RESERVED_BINDING_GLOBALS: [&str; 5] = ["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
+
+/// Error-class member names every backend refuses (upstream `RESERVED_ERROR_MEMBERS`).
+const RESERVED_ERROR_MEMBERS: [&str; 6] = ["name", "message", "stack", "args", "with_traceback", "add_note"];
+
+/// Reserved words of ECMAScript ∪ Python (upstream `PORTABLE_RESERVED_WORDS`).
+const PORTABLE_RESERVED_WORDS: [&str; 71] = [
+    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else",
+    "enum", "export", "extends", "false", "finally", "for", "function", "if", "import", "in", "instanceof", "new",
+    "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with",
+    "yield", "let", "static", "implements", "interface", "package", "private", "protected", "public", "arguments",
+    "eval", "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except", "from",
+    "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "match", "type", "_",
+];
+
+/// The Python backend of [`CodeRuntime`]. Cheap to clone; clones share the disposal state.
+#[derive(Clone, Debug)]
+pub struct PythonRuntime {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    interpreter: PathBuf,
+    limits: CodeRuntimeLimits,
+    disposed: CancellationToken,
+}
+
+impl PythonRuntime {
+    /// A runtime using `python3` from `PATH`, resolved once to the real interpreter's absolute path
+    /// (`sys.executable`, so a pyenv shim is not run per start). Rejects invalid limits and a missing
+    /// interpreter.
+    pub fn new(limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        Self::with_interpreter("python3", limits)
+    }
+
+    /// A runtime using `interpreter` (a name searched on `PATH`, or a path), resolved like [`Self::new`].
+    pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        validate_limits(&limits)?;
+        let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
+        Ok(Self { inner: Arc::new(Inner { interpreter, limits, disposed: CancellationToken::new() }) })
+    }
+
+    /// The resolved interpreter.
+    pub fn interpreter(&self) -> &Path {
+        &self.inner.interpreter
+    }
+
+    /// The budgets of every run.
+    pub fn limits(&self) -> CodeRuntimeLimits {
+        self.inner.limits
+    }
+
+    /// Dispose: every in-flight run ends as `abort` with `runtime disposed` (its process group killed), and
+    /// later runs are misuse (`run() after disposal`), like upstream's teardown.
+    pub fn dispose(&self) {
+        self.inner.disposed.cancel();
+    }
+}
+
+impl CodeRuntime for PythonRuntime {
+    fn language(&self) -> &str {
+        "python"
+    }
+
+    fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            if inner.disposed.is_cancelled() {
+                return Err(misuse("run() after disposal".to_owned()));
+            }
+            let namespaces = validate_bindings(&request)?;
+            Ok(run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces).await)
+        })
+    }
+}
+
+fn misuse(message: String) -> CodeRuntimeMisuse {
+    CodeRuntimeMisuse { message: format!("{PREFIX}: {message}") }
+}
+
+/// Upstream's config checks: every budget a positive number; the ledger a safe integer of at least 4.
+fn validate_limits(limits: &CodeRuntimeLimits) -> Result<(), CodeRuntimeMisuse> {
+    let number = |v: f64| crate::value::js_number_string(v);
+    for (key, value) in [("computeMs", limits.compute_ms), ("maxWallMs", limits.max_wall_ms)] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(misuse(format!("config.{key} must be a positive number, got {}", number(value))));
+        }
+    }
+    for (key, value) in [("maxOutputBytes", limits.max_output_bytes), ("maxHeapBytes", limits.max_heap_bytes)] {
+        if value == 0 {
+            return Err(misuse(format!("config.{key} must be a positive number, got 0")));
+        }
+    }
+    if limits.max_output_bytes < MIN_OUTPUT_BYTES || limits.max_output_bytes > (1 << 53) - 1 {
+        return Err(misuse(format!(
+            "config.maxOutputBytes must be a safe integer of at least {MIN_OUTPUT_BYTES}, got {}",
+            limits.max_output_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// One validated namespace: its global, its binding names in first-declaration order, the bindings by
+/// name (a later duplicate replaces an earlier one, as in a JavaScript record), its error class.
+pub(super) struct Namespace {
+    global: String,
+    names: Vec<String>,
+    functions: HashMap<String, BindingFn>,
+    error_class: Option<CodeBindingErrorClass>,
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_dunder(s: &str) -> bool {
+    s.len() > 4 && s.starts_with("__") && s.ends_with("__")
+}
+
+/// Upstream `validateBindings`: usable, unreserved, distinct globals and error classes; usable member
+/// names. Violations are contract misuse.
+fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRuntimeMisuse> {
+    let quoted = |s: &str| frames::json_string(s);
+    let mut namespaces: Vec<Namespace> = Vec::new();
+    for ns in &request.bindings {
+        if !is_identifier(&ns.global) || PORTABLE_RESERVED_WORDS.contains(&ns.global.as_str()) {
+            return Err(misuse(format!("binding global {} is not a usable identifier", quoted(&ns.global))));
+        }
+        if RESERVED_BINDING_GLOBALS.contains(&ns.global.as_str()) {
+            return Err(misuse(format!("reserved binding global {}", quoted(&ns.global))));
+        }
+        if namespaces.iter().any(|n| n.global == ns.global) {
+            return Err(misuse(format!("duplicate binding global {}", quoted(&ns.global))));
+        }
+        let mut names = Vec::new();
+        let mut functions = HashMap::new();
+        for (name, function) in &ns.functions {
+            if functions.insert(name.clone(), Arc::clone(function)).is_none() {
+                names.push(name.clone());
+            }
+        }
+        namespaces.push(Namespace { global: ns.global.clone(), names, functions, error_class: ns.error_class.clone() });
+    }
+    let mut class_names: Vec<&str> = Vec::new();
+    for ns in &request.bindings {
+        let Some(class) = &ns.error_class else { continue };
+        if !is_identifier(&class.name) || PORTABLE_RESERVED_WORDS.contains(&class.name.as_str()) {
+            return Err(misuse(format!("binding error class {} is not a usable identifier", quoted(&class.name))));
+        }
+        if RESERVED_BINDING_GLOBALS.contains(&class.name.as_str()) {
+            return Err(misuse(format!("reserved binding global {}", quoted(&class.name))));
+        }
+        if namespaces.iter().any(|n| n.global == class.name) || class_names.contains(&class.name.as_str()) {
+            return Err(misuse(format!("duplicate injected global {}", quoted(&class.name))));
+        }
+        let member = class.member_name_property.as_str();
+        if member.is_empty() || RESERVED_ERROR_MEMBERS.contains(&member) || is_dunder(member) {
+            return Err(misuse(format!("binding error member property {} is not usable", quoted(member))));
+        }
+        class_names.push(&class.name);
+    }
+    Ok(namespaces)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,643 @@
+# The dsh-tools Python code-runtime bootstrap, run as `python3 -I -c <launcher> <this file>` in a fresh
+# process per run. It speaks the frame vocabulary of upstream's dsh-code-runtime-python py/protocol.py as
+# JSON lines on fd 3: it reads `boot` (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`,
+# executes the program as the body of `async def __dsh_main__()`, bridges `await tools.name(args)` as
+# `call` / `reply` frames, streams captured output as `log` frames, and ends with one `done` frame.
+# The host trusts nothing this process writes; this side trusts the host's replies.
+import ast
+import asyncio
+import builtins
+import io
+import json
+import linecache
+import math
+import os
+import resource
+import sys
+import traceback
+import types
+
+_FD = 3
+_BOOT_FILE = "<dsh-bootstrap>"
+_PROGRAM_FILE = "<program>"
+# Exit status meaning "the program exhausted the heap cap" (an uncaught MemoryError); the host reports it as
+# worker-exit, like the TypeScript backend's heap limit.
+_EXIT_HEAP = 86
+# Exit status when the host closed the channel (it settled the run and kills the group anyway).
+_EXIT_HOST_GONE = 87
+_EXACT = 2 ** 53
+_LEAVE = object()
+_MISSING = object()
+_encode_str = json.encoder.encode_basestring  # JSON.stringify escaping for strings without lone surrogates
+_orig_print = builtins.print
+_real_stdout = sys.stdout
+_real_stderr = sys.stderr
+
+
+def _marker(max_bytes):
+    return f"[dsh-code-runtime-python] log capture truncated at {max_bytes} bytes"
+
+
+# ---------------------------------------------------------------------------------------------- channel
+
+_inbox = bytearray()
+
+
+def _write(data):
+    view = memoryview(data)
+    try:
+        while view:
+            written = os.write(_FD, view)
+            view = view[written:]
+    except OSError:
+        os._exit(_EXIT_HOST_GONE)
+
+
+def _send_text(text):
+    try:
+        data = (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        data = (text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") + "\n").encode("utf-8")
+    _write(data)
+
+
+def _read_frame_blocking():
+    while True:
+        end = _inbox.find(b"\n")
+        if end >= 0:
+            line = bytes(_inbox[:end])
+            del _inbox[: end + 1]
+            return json.loads(line)
+        chunk = os.read(_FD, 1 << 16)
+        if not chunk:
+            os._exit(_EXIT_HOST_GONE)
+        _inbox.extend(chunk)
+
+
+# ---------------------------------------------------------------------------------------- lossless JSON
+
+
+def _lossless(root):
+    """Whether `root` is lossless JSON: None, bool, str, int a double holds exactly, finite float other
+    than -0.0, list, dict with str keys; no cycles (repeated references are fine). Exact types only."""
+    stack = [root]
+    path = set()
+    while stack:
+        value = stack.pop()
+        if value is _LEAVE:
+            path.discard(stack.pop())
+            continue
+        kind = type(value)
+        if value is None or kind is bool or kind is str:
+            continue
+        if kind is int:
+            if -_EXACT <= value <= _EXACT:
+                continue
+            try:
+                if int(float(value)) != value:
+                    return False
+            except OverflowError:
+                return False
+            continue
+        if kind is float:
+            if not math.isfinite(value) or (value == 0.0 and math.copysign(1.0, value) < 0):
+                return False
+            continue
+        if kind is list or kind is dict:
+            key = id(value)
+            if key in path:
+                return False
+            path.add(key)
+            stack.append(key)
+            stack.append(_LEAVE)
+            if kind is list:
+                stack.extend(value)
+            else:
+                for name in value:
+                    if type(name) is not str:
+                        return False
+                stack.extend(value.values())
+            continue
+        return False
+    return True
+
+
+def _scalar_json(value):
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is str:
+        return _encode_str(value)
+    if type(value) is float and value.is_integer() and abs(value) <= _EXACT:
+        return str(int(value))
+    return repr(value)
+
+
+def _dumps_deep(root):
+    """Compact JSON without recursion (values too deep for the C encoder)."""
+    out = []
+    stack = [root]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is tuple:
+            out.append(value[0])
+        elif kind is list:
+            out.append("[")
+            stack.append(("]",))
+            for index in range(len(value) - 1, -1, -1):
+                stack.append(value[index])
+                if index:
+                    stack.append((",",))
+        elif kind is dict:
+            out.append("{")
+            stack.append(("}",))
+            items = list(value.items())
+            for index in range(len(items) - 1, -1, -1):
+                name, item = items[index]
+                stack.append(item)
+                stack.append((_encode_str(name) + ":",))
+                if index:
+                    stack.append((",",))
+        else:
+            out.append(_scalar_json(value))
+    return "".join(out)
+
+
+def _to_json(value):
+    """Compact JSON text of a lossless value, or None when it is not lossless (a lone surrogate included)."""
+    if not _lossless(value):
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
+    except RecursionError:
+        text = _dumps_deep(value)
+    except (ValueError, TypeError):
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text
+
+
+def _loads_deep(text):
+    """json.loads without recursion (replies too deep for the C decoder)."""
+    decoder = json.JSONDecoder()
+    scan = decoder.scan_once
+    ws = " \t\n\r"
+    index = 0
+    containers = []  # (container, pending key or None)
+    root = _MISSING
+
+    def skip(i):
+        while i < len(text) and text[i] in ws:
+            i += 1
+        return i
+
+    while True:
+        index = skip(index)
+        char = text[index]
+        if char == "[":
+            index = skip(index + 1)
+            if text[index] == "]":
+                value = []
+                index += 1
+            else:
+                containers.append(([], None))
+                continue
+        elif char == "{":
+            index = skip(index + 1)
+            if text[index] == "}":
+                value = {}
+                index += 1
+            else:
+                name, index = scan(text, index)
+                index = skip(index)
+                index += 1  # ':'
+                containers.append(({}, name))
+                continue
+        else:
+            value, index = scan(text, index)
+        while True:
+            if not containers:
+                return value
+            container, name = containers[-1]
+            if type(container) is list:
+                container.append(value)
+            else:
+                container[name] = value
+            index = skip(index)
+            char = text[index]
+            index += 1
+            if char == ",":
+                if type(container) is dict:
+                    index = skip(index)
+                    name, index = scan(text, index)
+                    index = skip(index)
+                    index += 1  # ':'
+                    containers[-1] = (container, name)
+                break
+            containers.pop()
+            value = container
+
+
+def _loads(line):
+    try:
+        return json.loads(line)
+    except RecursionError:
+        return _loads_deep(line.decode("utf-8"))
+
+
+# --------------------------------------------------------------------------------------------- logging
+
+
+class _Ledger:
+    """The child's half of the combined output ledger: stops capture once the logs cannot fit."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.bytes = 2
+        self.entries = 0
+        self.truncated = False
+
+    def remaining(self):
+        return self.max_bytes - self.bytes
+
+    def push(self, text):
+        if self.truncated:
+            return
+        if type(text) is not str:
+            text = str(text)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        separator = 1 if self.entries else 0
+        available = self.max_bytes - self.bytes - separator
+        size = _json_bytes(text) if len(text) <= available else available + 1
+        if size <= available:
+            self.bytes += size + separator
+            self.entries += 1
+            _send_text('{"type":"log","text":' + _encode_str(text) + "}")
+            return
+        self.truncated = True
+        prefix = _fitting_prefix(text, available)
+        if prefix:
+            self.bytes += _json_bytes(prefix) + separator
+            self.entries += 1
+            _send_text('{"type":"log","text":' + _encode_str(prefix) + "}")
+        _send_text('{"type":"log","text":' + _encode_str(_marker(self.max_bytes)) + ',"truncated":true}')
+
+
+def _json_bytes(text):
+    return len(_encode_str(text).encode("utf-8"))
+
+
+def _fitting_prefix(text, available):
+    """The longest prefix whose JSON string encoding fits `available` bytes."""
+    low, high = 0, min(len(text), max(available - 2, 0))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _json_bytes(text[:middle]) <= available:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
+
+
+_ledger = None
+
+
+class _Capture(io.TextIOBase):
+    """sys.stdout / sys.stderr: every write is one log entry."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def write(self, text):
+        if type(text) is not str:
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            _ledger.push(text)
+        return len(text)
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._fd
+
+    def flush(self):
+        pass
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def buffer(self):
+        return (_real_stdout if self._fd == 1 else _real_stderr).buffer
+
+
+def _print(*values, sep=" ", end="\n", file=None, flush=False):
+    """print(): one log entry per call (a single trailing newline is not part of the entry)."""
+    if file is not None and file is not sys.stdout and file is not sys.stderr:
+        return _orig_print(*values, sep=sep, end=end, file=file, flush=flush)
+    target = sys.stdout if file is None else file
+    if not isinstance(target, _Capture):
+        return _orig_print(*values, sep=sep, end=end, file=file, flush=flush)
+    if sep is None:
+        sep = " "
+    if end is None:
+        end = "\n"
+    if type(sep) is not str:
+        raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+    if type(end) is not str:
+        raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+    text = sep.join(str(value) for value in values) + end
+    if text.endswith("\n"):
+        text = text[:-1]
+    _ledger.push(text)
+
+
+# -------------------------------------------------------------------------------------------- bindings
+
+_pending = {}
+_next_id = [1]
+_frame_cap = 0
+
+
+def _make_error_class(name, member):
+    def __init__(self, member_name, message):
+        Exception.__init__(self, message)
+        setattr(self, member, member_name)
+
+    return type(name, (Exception,), {"__init__": __init__, "__module__": "builtins", "__qualname__": name})
+
+
+def _make_binding(global_name, name, error_class):
+    def fail(message):
+        if error_class is None:
+            return Exception(message)
+        return error_class(name, message)
+
+    async def binding(args=_MISSING, /):
+        text = None if args is _MISSING else _to_json(args)
+        if text is None:
+            raise fail("binding arguments must be lossless JSON")
+        if len(text) > _frame_cap:
+            raise fail(f"binding arguments exceed the {_frame_cap}-byte frame limit")
+        call_id = _next_id[0]
+        _next_id[0] += 1
+        future = asyncio.get_running_loop().create_future()
+        _pending[call_id] = future
+        _send_text(
+            '{"type":"call","id":%d,"global":%s,"name":%s,"args":%s}'
+            % (call_id, _encode_str(global_name), _encode_str(name), text)
+        )
+        try:
+            ok, payload = await future
+        finally:
+            _pending.pop(call_id, None)
+        if not ok:
+            raise fail(payload)
+        return payload
+
+    binding.__name__ = name
+    binding.__qualname__ = f"{global_name}.{name}"
+    return binding
+
+
+def _make_namespace(global_name, members):
+    def __getattr__(self, key):
+        try:
+            return members[key]
+        except KeyError:
+            raise AttributeError(f"{global_name!r} has no binding {key!r}") from None
+
+    def __getitem__(self, key):
+        try:
+            return members[key]
+        except (KeyError, TypeError):
+            raise KeyError(key) from None
+
+    def __contains__(self, key):
+        return key in members
+
+    def __dir__(self):
+        return list(members)
+
+    def __repr__(self):
+        return f"<bindings {global_name}: {', '.join(members)}>"
+
+    cls = type(
+        global_name,
+        (),
+        {
+            "__slots__": (),
+            "__getattr__": __getattr__,
+            "__getitem__": __getitem__,
+            "__contains__": __contains__,
+            "__dir__": __dir__,
+            "__repr__": __repr__,
+            "__module__": "builtins",
+        },
+    )
+    return cls()
+
+
+def _on_readable():
+    try:
+        chunk = os.read(_FD, 1 << 20)
+    except BlockingIOError:
+        return
+    except OSError:
+        os._exit(_EXIT_HOST_GONE)
+    if not chunk:
+        os._exit(_EXIT_HOST_GONE)
+    _inbox.extend(chunk)
+    while True:
+        end = _inbox.find(b"\n")
+        if end < 0:
+            return
+        line = bytes(_inbox[:end])
+        del _inbox[: end + 1]
+        frame = _loads(line)
+        if frame.get("type") != "reply":
+            continue
+        future = _pending.pop(frame.get("id"), None)
+        if future is None or future.done():
+            continue
+        if frame.get("ok") is True:
+            future.set_result((True, frame.get("value")))
+        else:
+            future.set_result((False, frame.get("message")))
+
+
+# ----------------------------------------------------------------------------------------- the program
+
+
+def _strip_bootstrap_frames(tb):
+    """Drop the bootstrap's frames, and the event-loop frames above the program's outermost one."""
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != _BOOT_FILE:
+            kept.append(tb)
+        tb = tb.tb_next
+    for index, entry in enumerate(kept):
+        if entry.tb_frame.f_code.co_filename == _PROGRAM_FILE:
+            del kept[:index]
+            break
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt
+
+
+def _format_exception(error):
+    """The text CPython prints for an uncaught exception, without the bootstrap's frames."""
+    try:
+        seen = set()
+        todo = [error]
+        while todo:
+            current = todo.pop()
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            current.__traceback__ = _strip_bootstrap_frames(current.__traceback__)
+            todo.append(current.__cause__)
+            todo.append(current.__context__)
+        return "".join(traceback.format_exception(error)).rstrip("\n")
+    except MemoryError:
+        raise
+    except BaseException:
+        return "program raised an unrenderable exception"
+
+
+def _compile(program, program_globals):
+    linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
+    tree = ast.parse(program, filename=_PROGRAM_FILE, mode="exec")
+    wrapper = ast.parse("async def __dsh_main__():\n    pass\n", filename=_PROGRAM_FILE)
+    if tree.body:
+        wrapper.body[0].body = tree.body
+    module = compile(wrapper, _PROGRAM_FILE, "exec", dont_inherit=True)
+    exec(module, program_globals)
+    main = program_globals.pop("__dsh_main__")
+    if main.__code__.co_flags & 0x200:  # CO_ASYNC_GENERATOR: a top-level `yield`
+        raise SyntaxError("'yield' outside function", (_PROGRAM_FILE, 1, 1, program.split("\n", 1)[0]))
+    try:
+        main.__code__ = main.__code__.replace(co_name="<module>", co_qualname="<module>")
+    except TypeError:
+        main.__code__ = main.__code__.replace(co_name="<module>")
+    return main
+
+
+def _flush_real_streams():
+    for stream in (_real_stdout, _real_stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _done(value=_MISSING, error=None):
+    _flush_real_streams()
+    if error is not None:
+        kind, message = error
+        if _json_bytes(message) > _ledger.remaining():
+            kind, message = "output-limit", f"outer output exceeded {_ledger.max_bytes} bytes"
+        _send_text('{"type":"done","error":{"kind":%s,"message":%s}}' % (_encode_str(kind), _encode_str(message)))
+    elif value is _MISSING:
+        _send_text('{"type":"done"}')
+    else:
+        _send_text('{"type":"done","value":' + value + "}")
+
+
+def _finish(result):
+    if result is None:
+        return _done()
+    text = _to_json(result)
+    if text is None:
+        return _done(error=("invalid-output", "program completion must be lossless JSON"))
+    # A Python spelling is at most ~3x the JavaScript one the host meters (`1.0` vs `1`): beyond that the
+    # value cannot fit, and the frame would pass the host's size cap.
+    if len(text) > 3 * max(_ledger.remaining(), 0) + 16:
+        return _done(error=("output-limit", f"outer output exceeded {_ledger.max_bytes} bytes"))
+    return _done(value=text)
+
+
+def _main():
+    global _ledger, _frame_cap
+    boot = _read_frame_blocking()
+    if boot.get("type") != "boot":
+        os._exit(_EXIT_HOST_GONE)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_soft = int(math.ceil(usage.ru_utime + usage.ru_stime)) + int(boot["cpuSeconds"])
+    try:
+        _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if cpu_hard == resource.RLIM_INFINITY or cpu_hard > cpu_soft + 1:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_soft, cpu_soft + 1))
+    except (ValueError, OSError):
+        pass
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * resource.getpagesize()
+        cap = mapped + int(boot["addressSpaceBytes"])
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ValueError, OSError):
+        pass
+    _ledger = _Ledger(int(boot["maxLogBytes"]))
+    _frame_cap = max(4 * int(boot["maxValueBytes"]), 64 << 20) + (1 << 20) - (64 << 10)
+
+    program_globals = {"__name__": "__main__", "__doc__": None, "__builtins__": builtins}
+    for namespace in boot["namespaces"]:
+        error = namespace.get("errorClass")
+        error_class = None
+        if error is not None:
+            error_class = _make_error_class(error["name"], error["memberNameProperty"])
+            program_globals[error["name"]] = error_class
+        members = {}
+        for name in namespace["names"]:
+            members[name] = _make_binding(namespace["global"], name, error_class)
+        program_globals[namespace["global"]] = _make_namespace(namespace["global"], members)
+
+    _send_text('{"type":"boot-ack"}')
+    run = _read_frame_blocking()
+    if run.get("type") != "run":
+        os._exit(_EXIT_HOST_GONE)
+
+    sys.stdout = _Capture(1)
+    sys.stderr = _Capture(2)
+    builtins.print = _print
+    try:
+        main = _compile(run["program"], program_globals)
+    except MemoryError:
+        os._exit(_EXIT_HEAP)
+    except BaseException as error:  # SyntaxError and friends: no frames, as CPython prints them for a script
+        error.__traceback__ = None
+        error.__context__ = None
+        return _done(error=("exception", _format_exception(error)))
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.add_reader(_FD, _on_readable)
+    try:
+        result = loop.run_until_complete(main())
+    except MemoryError:
+        os._exit(_EXIT_HEAP)
+    except BaseException as error:
+        return _done(error=("exception", _format_exception(error)))
+    _finish(result)
+
+
+try:
+    _main()
+except MemoryError:
+    os._exit(_EXIT_HEAP)
+os._exit(0)

@@ -1,0 +1,207 @@
+//! The combined outer-output ledger of one run (upstream worker-thread `OutputLedger` and its JSON
+//! byte accounting from `output-json`): logs, the completion value as JSON and a failure message share
+//! `maxOutputBytes`, counted as the UTF-8 bytes of `JSON.stringify` of the logs array plus the value or
+//! message. Crossing it is the terminal `output-limit` failure `outer output exceeded <n> bytes`, keeping
+//! the longest fitting prefix of the logs.
+//!
+//! The TypeScript backend needs the same ledger; this copy lives with the Python runtime until both can
+//! share one module (`code/ledger.rs`), keeping this API.
+//!
+//! Spec: RUN-* (code runtime: the combined output ledger; rule ids pending in `spec/rules/code-run.yaml`).
+
+use serde_json::Value;
+
+use crate::code::{CodeRunError, CodeRunErrorKind, CodeRunResult};
+use crate::value::{js_f64, js_number_string};
+
+/// Serialized bytes of one character inside a JSON string, as `JSON.stringify` escapes it.
+fn char_bytes(c: char) -> u64 {
+    match c {
+        '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8() as u64,
+    }
+}
+
+/// Exact serialized bytes of `text` as a JSON string (quotes included), or `None` once it exceeds
+/// `max_bytes` (upstream `jsonStringBytesUpTo`).
+pub fn json_string_bytes_up_to(text: &str, max_bytes: u64) -> Option<u64> {
+    let mut bytes = 2u64;
+    if bytes > max_bytes {
+        return None;
+    }
+    for c in text.chars() {
+        bytes += char_bytes(c);
+        if bytes > max_bytes {
+            return None;
+        }
+    }
+    Some(bytes)
+}
+
+/// The longest prefix of `text` whose JSON string encoding fits `max_bytes` (upstream
+/// `truncateJsonStringBytes`); empty when not even the quotes fit.
+pub fn truncate_json_string_bytes(text: &str, max_bytes: u64) -> &str {
+    if max_bytes < 2 {
+        return "";
+    }
+    let mut bytes = 2u64;
+    for (index, c) in text.char_indices() {
+        let cost = char_bytes(c);
+        if bytes + cost > max_bytes {
+            return &text[..index];
+        }
+        bytes += cost;
+    }
+    text
+}
+
+/// Exact bytes of `JSON.stringify(value)` (numbers as JavaScript prints them), or `None` once it exceeds
+/// `max_bytes` (upstream `jsonValueBytesUpTo`). Iterative.
+pub fn json_value_bytes_up_to(value: &Value, max_bytes: u64) -> Option<u64> {
+    let mut bytes = 0u64;
+    let mut stack: Vec<(&Value, bool)> = vec![(value, false)];
+    while let Some((current, separated)) = stack.pop() {
+        if separated {
+            bytes += 1;
+        }
+        match current {
+            Value::Null => bytes += 4,
+            Value::Bool(b) => bytes += if *b { 4 } else { 5 },
+            Value::Number(n) => bytes += js_number_string(js_f64(n)).len() as u64,
+            Value::String(s) => bytes += json_string_bytes_up_to(s, max_bytes.checked_sub(bytes)?)?,
+            Value::Array(items) => {
+                bytes += 2;
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((item, i > 0));
+                }
+            }
+            Value::Object(map) => {
+                bytes += 2;
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        bytes += 1;
+                    }
+                    bytes += json_string_bytes_up_to(key, max_bytes.checked_sub(bytes)?)? + 1;
+                    if bytes > max_bytes {
+                        return None;
+                    }
+                    stack.push((item, false));
+                }
+            }
+        }
+        if bytes > max_bytes {
+            return None;
+        }
+    }
+    Some(bytes)
+}
+
+/// One run's combined ledger. Binding values never enter it.
+#[derive(Clone, Debug)]
+pub struct OutputLedger {
+    max_bytes: u64,
+    bytes: u64,
+    entries: u64,
+}
+
+impl OutputLedger {
+    /// An empty ledger (`[]` already counted).
+    pub fn new(max_bytes: u64) -> Self {
+        Self { max_bytes, bytes: 2, entries: 0 }
+    }
+
+    /// Admit one log entry into `sink`, or report (false) that the cap was crossed.
+    pub fn admit(&mut self, text: &str, sink: &mut Vec<String>) -> bool {
+        let separator = u64::from(self.entries > 0);
+        let available = self.max_bytes.saturating_sub(self.bytes + separator);
+        let Some(string_bytes) = json_string_bytes_up_to(text, available) else { return false };
+        self.bytes += string_bytes + separator;
+        self.entries += 1;
+        sink.push(text.to_owned());
+        true
+    }
+
+    /// A successful completion (absent or JSON value) against the remaining budget.
+    pub fn success(&self, logs: Vec<String>, value: Option<Value>) -> CodeRunResult {
+        if let Some(v) = &value {
+            if json_value_bytes_up_to(v, self.max_bytes.saturating_sub(self.bytes)).is_none() {
+                if let Some(v) = value {
+                    crate::value::dismantle(v);
+                }
+                return self.limit(logs);
+            }
+        }
+        CodeRunResult { logs, value, error: None }
+    }
+
+    /// A failure, unless its message does not fit: then the output-limit failure.
+    pub fn failure(&self, logs: Vec<String>, kind: CodeRunErrorKind, message: String) -> CodeRunResult {
+        if json_string_bytes_up_to(&message, self.max_bytes.saturating_sub(self.bytes)).is_none() {
+            return self.limit(logs);
+        }
+        CodeRunResult { logs, value: None, error: Some(CodeRunError { kind, message }) }
+    }
+
+    /// The explicit output-limit failure, keeping the longest fitting prefix of the logs.
+    pub fn limit(&self, logs: Vec<String>) -> CodeRunResult {
+        let full = format!("outer output exceeded {} bytes", self.max_bytes);
+        let message_bytes = full.len() as u64 + 2;
+        let log_budget = self.max_bytes.saturating_sub(message_bytes);
+        let mut retained: Vec<String> = Vec::new();
+        let mut retained_bytes = 2u64;
+        for text in logs {
+            let separator = u64::from(!retained.is_empty());
+            let available = log_budget.saturating_sub(retained_bytes + separator);
+            if let Some(string_bytes) = json_string_bytes_up_to(&text, available) {
+                retained.push(text);
+                retained_bytes += string_bytes + separator;
+                continue;
+            }
+            let prefix = truncate_json_string_bytes(&text, available);
+            if !prefix.is_empty() {
+                let prefix_bytes = json_string_bytes_up_to(prefix, available).unwrap_or(available);
+                retained.push(prefix.to_owned());
+                retained_bytes += prefix_bytes + separator;
+            }
+            break;
+        }
+        let message = truncate_json_string_bytes(&full, self.max_bytes.saturating_sub(retained_bytes)).to_owned();
+        CodeRunResult { logs: retained, value: None, error: Some(CodeRunError { kind: CodeRunErrorKind::OutputLimit, message }) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_metered_like_json_stringify() {
+        assert_eq!(json_string_bytes_up_to("", 10), Some(2));
+        assert_eq!(json_string_bytes_up_to("a\"\n\u{1}é😀", 100), Some(2 + 1 + 2 + 2 + 6 + 2 + 4));
+        assert_eq!(json_string_bytes_up_to("abc", 4), None);
+        assert_eq!(truncate_json_string_bytes("abcé", 5), "abc");
+        assert_eq!(truncate_json_string_bytes("abcé", 6), "abc");
+        assert_eq!(truncate_json_string_bytes("abcé", 7), "abcé");
+        assert_eq!(json_value_bytes_up_to(&serde_json::json!({"a":[1,2.5,null,true],"b":"x"}), 100), Some(31));
+        assert_eq!(json_value_bytes_up_to(&serde_json::json!(1e21), 100), Some(5));
+    }
+
+    #[test]
+    fn the_ledger_limits_like_upstream() {
+        let mut ledger = OutputLedger::new(40);
+        let mut logs = Vec::new();
+        assert!(ledger.admit("hello", &mut logs));
+        assert!(!ledger.admit(&"x".repeat(40), &mut logs));
+        let mut all = logs.clone();
+        all.push("x".repeat(40));
+        let result = ledger.limit(all);
+        let error = result.error.unwrap();
+        assert_eq!(error.kind, CodeRunErrorKind::OutputLimit);
+        // 40 - ("outer output exceeded 40 bytes" + quotes = 32) leaves 8 bytes of logs: ["hello"] is 9.
+        assert_eq!(result.logs, vec!["hell".to_owned()]);
+        assert_eq!(error.message, "outer output exceeded 40 bytes");
+        assert!(ledger.success(vec!["hello".into()], Some(serde_json::json!("a".repeat(40)))).error.is_some());
+        assert!(ledger.success(vec!["hello".into()], Some(serde_json::json!(12))).error.is_none());
+    }
+}

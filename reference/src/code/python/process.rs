@@ -1,0 +1,170 @@
+//! The Python child process: interpreter resolution (once, to an absolute path, so no pyenv shim runs per
+//! start), spawning `python3 -I` in its own process group with one end of a `UnixStream` pair as fd 3,
+//! killing the whole group at settlement and on drop, and reading the child's CPU time for the busy
+//! budget.
+//!
+//! Spec: RUN-* (code runtime: containment — fresh process per run, nothing outlives the run; busy-time
+//! budget; rule ids pending in `spec/rules/code-run.yaml`).
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::net::UnixStream;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+
+/// The protocol fd from the child's perspective (upstream `PROTOCOL_FD`).
+pub(super) const PROTOCOL_FD: i32 = 3;
+
+/// Resolve `program` (a name searched on `PATH`, or a path) to the absolute path of the real interpreter
+/// by asking it for `sys.executable`.
+pub(super) fn resolve_interpreter(program: &OsStr) -> Result<PathBuf, String> {
+    let output = std::process::Command::new(program)
+        .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable)"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
+    if !output.status.success() {
+        return Err(format!("{} -I -c ... exited with {}", program.to_string_lossy(), output.status));
+    }
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim().to_owned());
+    if !path.is_absolute() || !path.is_file() {
+        return Err(format!("{} reported no usable sys.executable ({})", program.to_string_lossy(), path.display()));
+    }
+    Ok(path)
+}
+
+/// A spawned child with its channels. The group guard kills the whole process group when dropped.
+pub(super) struct Spawned {
+    pub child: Child,
+    pub group: GroupGuard,
+    pub channel: UnixStream,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+/// Spawn `interpreter -I -c <launcher> <bootstrap>` with an empty environment, stdin closed, stdout and
+/// stderr piped, fd 3 connected to the returned channel, as the leader of a new process group.
+pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::Result<Spawned> {
+    let (host, child_end) = std::os::unix::net::UnixStream::pair()?;
+    let child_fd: OwnedFd = child_end.into();
+    let raw = child_fd.as_raw_fd();
+    let mut command = Command::new(interpreter);
+    command
+        .arg("-I")
+        .arg("-c")
+        .arg(launcher)
+        .arg(bootstrap)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    install_protocol_fd(&mut command, raw);
+    let spawned = command.spawn();
+    drop(child_fd); // the child holds its own copy; ours must close so EOF means the child is gone
+    let mut child = spawned?;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let group = GroupGuard { pgid: pid };
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(io::Error::other("child pipes missing"));
+    };
+    host.set_nonblocking(true)?;
+    let channel = UnixStream::from_std(host)?;
+    Ok(Spawned { child, group, channel, stdout, stderr })
+}
+
+/// Make `fd` the child's fd 3 (inheritable) between fork and exec.
+#[allow(unsafe_code)]
+fn install_protocol_fd(command: &mut Command, fd: i32) {
+    // SAFETY: the closure runs in the forked child before exec and calls only `dup2` and `fcntl`, which are
+    // async-signal-safe; it touches no memory shared with the parent and allocates nothing. `fd` is a live
+    // descriptor owned by the parent until `spawn` returns (the child received a copy at fork).
+    unsafe {
+        command.pre_exec(move || {
+            if fd == PROTOCOL_FD {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, PROTOCOL_FD) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Kills the child's process group (the child is its leader) when dropped or asked to.
+#[derive(Debug)]
+pub(super) struct GroupGuard {
+    pgid: i32,
+}
+
+impl GroupGuard {
+    /// SIGKILL every process of the group (idempotent; a vanished group is fine).
+    pub fn kill(&self) {
+        if self.pgid > 1 {
+            // The group id stays reserved while any member (even a zombie leader) exists.
+            let _ = nix_killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+
+    /// Whether the group still has a member (a zombie counts) — after the leader is reaped, usually not.
+    pub fn has_members(&self) -> bool {
+        self.pgid > 1 && nix_killpg(self.pgid, 0) == 0
+    }
+
+    /// Whether a member of the group is still running (not a zombie), by scanning `/proc`.
+    pub fn has_running_members(&self) -> bool {
+        let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+        entries.flatten().any(|entry| {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else { return false };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let Some(close) = stat.rfind(')') else { return false };
+            let mut fields = stat[close + 1..].split_ascii_whitespace();
+            let state = fields.next();
+            let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+            pgrp == Some(self.pgid) && !matches!(state, Some("Z" | "X"))
+        })
+    }
+
+    /// The group id (the leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `killpg(2)`. The only libc call outside `pre_exec`: no safe std or tokio API signals a process group,
+/// and a forked grandchild must not outlive the run.
+#[allow(unsafe_code)]
+fn nix_killpg(pgid: i32, signal: i32) -> i32 {
+    // SAFETY: killpg takes two integers and touches no memory of this process.
+    unsafe { libc::killpg(pgid, signal) }
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` times: Linux's `USER_HZ`, fixed at 100 in its ABI.
+const USER_HZ: f64 = 100.0;
+
+/// The CPU time (user + system, all threads) the process has used, in milliseconds, from
+/// `/proc/<pid>/stat`; `None` once it is gone.
+pub(super) fn cpu_time_ms(pid: i32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    // After the command: state is field 3, utime 14, stime 15 (1-based), so indices 11 and 12 here.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) * 1000.0 / USER_HZ)
+}

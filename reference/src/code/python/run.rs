@@ -1,0 +1,487 @@
+//! One Python run driven to settlement (the host half of the protocol, upstream worker-thread
+//! `execute()`'s shape): spawn, `boot` → `boot-ack` → `run`, then one loop over fd-3 frames, binding
+//! completions, stray stdout/stderr, the busy-time poll, the wall ceiling, the abort signal and disposal.
+//! The first terminal event settles the run: the process group is killed, in-flight bindings are aborted
+//! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
+//! and the result built through the output ledger.
+//!
+//! Spec: RUN-* (code runtime: failure kinds and texts, budgets, abort, bindings, containment; rule ids
+//! pending in `spec/rules/code-run.yaml`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::{Id, JoinSet};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
+use super::ledger::OutputLedger;
+use super::process::{self, GroupGuard};
+use super::{HEAP_EXIT_MESSAGE, Namespace};
+use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits};
+use crate::value::js_number_string;
+
+/// The launcher `-c` runs: the bootstrap arrives as `sys.argv[1]` and is compiled under its own file name,
+/// so its frames can be told apart from the program's in tracebacks.
+const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh-bootstrap>','exec'))";
+/// The child side.
+const BOOTSTRAP: &str = include_str!("bootstrap.py");
+/// Bootstrap exit statuses (see `bootstrap.py`).
+const EXIT_HEAP: i32 = 86;
+/// How often the child's CPU time is sampled at most (upstream `ELU_POLL_INTERVAL_MS`).
+const CPU_POLL: Duration = Duration::from_millis(25);
+/// How long settlement waits for forked members of the group to die after the kill.
+const GROUP_EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long settlement waits for the pipes to reach EOF after the kill (a setsid grandchild may hold them).
+const DRAIN_GRACE: Duration = Duration::from_millis(250);
+
+/// How a run settles; the result is built after the drain, so late stray output still counts.
+enum Finish {
+    Success(Option<Value>),
+    Failure(CodeRunErrorKind, String),
+    /// The output ledger overflowed; the text that did not fit (if any) is appended to the logs.
+    Limit(Option<String>),
+}
+
+/// Run one validated request to settlement.
+pub(super) async fn run(
+    interpreter: &Path,
+    limits: CodeRuntimeLimits,
+    disposed: &CancellationToken,
+    request: CodeRunRequest,
+    namespaces: Vec<Namespace>,
+) -> CodeRunResult {
+    let ledger = OutputLedger::new(limits.max_output_bytes);
+    if request.signal.aborted() {
+        return ledger.failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason());
+    }
+    let spawned = match process::spawn(interpreter, LAUNCHER, BOOTSTRAP) {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            return ledger.failure(
+                Vec::new(),
+                CodeRunErrorKind::WorkerExit,
+                format!("worker error: cannot start {}: {e}", interpreter.display()),
+            );
+        }
+    };
+    let process::Spawned { mut child, group, channel, stdout, stderr } = spawned;
+    let (reader, mut writer) = channel.into_split();
+    let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer_task = tokio::spawn(async move {
+        while let Some(frame) = outbox_rx.recv().await {
+            if writer.write_all(&frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let boot_namespaces: Vec<BootNamespace<'_>> = namespaces
+        .iter()
+        .map(|ns| BootNamespace {
+            global: &ns.global,
+            names: ns.names.iter().map(String::as_str).collect(),
+            error_class: ns.error_class.as_ref().map(|c| (c.name.as_str(), c.member_name_property.as_str())),
+        })
+        .collect();
+    let cpu_seconds = (limits.compute_ms / 1000.0).ceil().clamp(1.0, 1e9) as u64 + 1;
+    let _ = outbox.send(frames::boot_frame(
+        cpu_seconds,
+        limits.max_heap_bytes,
+        limits.max_output_bytes,
+        limits.max_output_bytes,
+        &boot_namespaces,
+    ));
+    drop(boot_namespaces);
+
+    let mut driver = Driver {
+        limits,
+        pid: group.pgid(),
+        group,
+        ledger,
+        logs: Vec::new(),
+        stray: Vec::new(),
+        terminal_override: None,
+        namespaces,
+        answered: HashSet::new(),
+        calls: JoinSet::new(),
+        call_ids: HashMap::new(),
+        outbox,
+        pending_run: Some(frames::run_frame(&request.program)),
+        booted: false,
+        cpu_baseline_ms: 0.0,
+        frame_cap: frames::max_frame_bytes(limits.max_output_bytes),
+    };
+    let mut stdout = Some(Stray::new(stdout));
+    let mut stderr = Some(Stray::new(stderr));
+    let finish = driver.drive(&mut child, reader, &mut stdout, &mut stderr, &request, disposed).await;
+
+    // Settle: nothing the program started outlives the run.
+    driver.group.kill();
+    writer_task.abort();
+    driver.calls.shutdown().await;
+    let drain_deadline = Instant::now() + DRAIN_GRACE;
+    if let Some(stray) = stdout.as_mut() {
+        while let Ok(Some(text)) = tokio::time::timeout_at(drain_deadline, stray.next()).await {
+            driver.admit_stray(text);
+        }
+    }
+    if let Some(stray) = stderr.as_mut() {
+        while let Ok(Some(text)) = tokio::time::timeout_at(drain_deadline, stray.next()).await {
+            driver.admit_stray(text);
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    // A forked member dies asynchronously after the kill: wait (bounded) until none is running, so the
+    // run resolves only once nothing it started is alive. Zombies left to the reaper of orphans are dead.
+    if driver.group.has_members() {
+        let deadline = Instant::now() + GROUP_EXIT_GRACE;
+        while driver.group.has_running_members() && Instant::now() < deadline {
+            driver.group.kill();
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    driver.result(finish)
+}
+
+/// The state of one run between spawn and settlement.
+struct Driver {
+    limits: CodeRuntimeLimits,
+    pid: i32,
+    group: GroupGuard,
+    ledger: OutputLedger,
+    logs: Vec<String>,
+    stray: Vec<String>,
+    /// Set when stray output overflowed the ledger: it overrides any other outcome (upstream
+    /// `terminalOverride`).
+    terminal_override: Option<String>,
+    namespaces: Vec<Namespace>,
+    answered: HashSet<u64>,
+    calls: JoinSet<(u64, Result<Value, String>)>,
+    call_ids: HashMap<Id, u64>,
+    outbox: mpsc::UnboundedSender<Vec<u8>>,
+    /// The `run` frame, sent once `boot-ack` arrives.
+    pending_run: Option<Vec<u8>>,
+    booted: bool,
+    cpu_baseline_ms: f64,
+    frame_cap: usize,
+}
+
+impl Driver {
+    async fn drive(
+        &mut self,
+        child: &mut tokio::process::Child,
+        mut reader: tokio::net::unix::OwnedReadHalf,
+        stdout: &mut Option<Stray<tokio::process::ChildStdout>>,
+        stderr: &mut Option<Stray<tokio::process::ChildStderr>>,
+        request: &CodeRunRequest,
+        disposed: &CancellationToken,
+    ) -> Finish {
+        let start = Instant::now();
+        let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
+        let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
+        let mut next_poll = start + CPU_POLL;
+        let mut inbox: Vec<u8> = Vec::new();
+        let mut scanned = 0usize;
+        let mut chunk = vec![0u8; 1 << 18];
+        loop {
+            tokio::select! {
+                biased;
+                () = request.signal.token().cancelled() => {
+                    return Finish::Failure(CodeRunErrorKind::Abort, request.signal.reason());
+                }
+                () = disposed.cancelled() => {
+                    return Finish::Failure(CodeRunErrorKind::Abort, "runtime disposed".to_owned());
+                }
+                () = sleep_until(wall_deadline) => {
+                    return Finish::Failure(
+                        CodeRunErrorKind::Timeout,
+                        format!("wall-clock ceiling reached ({}ms)", js_number_string(self.limits.max_wall_ms)),
+                    );
+                }
+                read = reader.read(&mut chunk) => {
+                    let n = match read { Ok(n) => n, Err(_) => 0 };
+                    if n == 0 {
+                        return self.channel_closed(child).await;
+                    }
+                    inbox.extend_from_slice(&chunk[..n]);
+                    while let Some(offset) = inbox[scanned..].iter().position(|&b| b == b'\n') {
+                        let end = scanned + offset;
+                        let finish = self.on_line(&inbox[..end]);
+                        inbox.drain(..=end);
+                        scanned = 0;
+                        if let Some(finish) = finish {
+                            return finish;
+                        }
+                    }
+                    scanned = inbox.len();
+                    if inbox.len() > self.frame_cap {
+                        return malformed(format!("frame exceeds {} bytes", self.frame_cap));
+                    }
+                }
+                Some(joined) = self.calls.join_next_with_id(), if !self.calls.is_empty() => {
+                    self.on_call_settled(joined);
+                }
+                text = next_stray(stdout) => {
+                    match text {
+                        Some(text) => if let Some(finish) = self.admit_stray(text) { return finish; },
+                        None => *stdout = None,
+                    }
+                }
+                text = next_stray(stderr) => {
+                    match text {
+                        Some(text) => if let Some(finish) = self.admit_stray(text) { return finish; },
+                        None => *stderr = None,
+                    }
+                }
+                () = sleep_until(next_poll), if self.booted => {
+                    let busy = process::cpu_time_ms(self.pid).map_or(0.0, |ms| ms - self.cpu_baseline_ms);
+                    if busy > self.limits.compute_ms {
+                        return self.busy_exhausted();
+                    }
+                    let remaining = Duration::try_from_secs_f64((self.limits.compute_ms - busy).max(1.0) / 1000.0).unwrap_or(CPU_POLL);
+                    next_poll = Instant::now() + remaining.min(CPU_POLL);
+                }
+            }
+        }
+    }
+
+    fn busy_exhausted(&self) -> Finish {
+        Finish::Failure(
+            CodeRunErrorKind::Timeout,
+            format!("compute budget exhausted ({}ms busy)", js_number_string(self.limits.compute_ms)),
+        )
+    }
+
+    /// One complete frame line.
+    fn on_line(&mut self, line: &[u8]) -> Option<Finish> {
+        let frame = match frames::parse_child_frame(line) {
+            Ok(frame) => frame,
+            Err(e) => return Some(malformed(e)),
+        };
+        if !self.booted {
+            return match frame {
+                ChildFrame::BootAck => {
+                    self.booted = true;
+                    self.cpu_baseline_ms = process::cpu_time_ms(self.pid).unwrap_or(0.0);
+                    if let Some(run) = self.pending_run.take() {
+                        let _ = self.outbox.send(run);
+                    }
+                    None
+                }
+                _ => Some(malformed("expected boot-ack first".to_owned())),
+            };
+        }
+        match frame {
+            ChildFrame::BootAck => Some(malformed("unexpected second boot-ack".to_owned())),
+            ChildFrame::Log { truncated: true, .. } => Some(Finish::Limit(None)),
+            ChildFrame::Log { text, truncated: false } => {
+                if self.ledger.admit(&text, &mut self.logs) { None } else { Some(Finish::Limit(Some(text))) }
+            }
+            ChildFrame::Call { id, global, name, args } => {
+                self.on_call(id, &global, &name, args);
+                None
+            }
+            ChildFrame::Done { error: Some((kind, message)), value } => {
+                if let DoneValue::Value(v) = value {
+                    crate::value::dismantle(v);
+                }
+                let kind = match kind {
+                    DoneKind::Exception => CodeRunErrorKind::Exception,
+                    DoneKind::InvalidOutput => CodeRunErrorKind::InvalidOutput,
+                    DoneKind::OutputLimit => CodeRunErrorKind::OutputLimit,
+                };
+                Some(Finish::Failure(kind, message))
+            }
+            ChildFrame::Done { error: None, value: DoneValue::Absent } => Some(Finish::Success(None)),
+            ChildFrame::Done { error: None, value: DoneValue::Lossy } => Some(Finish::Failure(
+                CodeRunErrorKind::InvalidOutput,
+                "program completion must be lossless JSON".to_owned(),
+            )),
+            ChildFrame::Done { error: None, value: DoneValue::Value(v) } => Some(Finish::Success(Some(v))),
+        }
+    }
+
+    /// A `call` frame: answered at most once per id, like upstream's host.
+    fn on_call(&mut self, id: u64, global: &str, name: &str, args: Option<Value>) {
+        if !self.answered.insert(id) {
+            if let Some(args) = args {
+                crate::value::dismantle(args);
+            }
+            return;
+        }
+        let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.functions.get(name)).cloned();
+        let Some(function) = function else {
+            if let Some(args) = args {
+                crate::value::dismantle(args);
+            }
+            let label = frames::json_string(&format!("{global}.{name}"));
+            let _ = self.outbox.send(frames::reply_err_frame(id, &format!("unknown binding {label}")));
+            return;
+        };
+        let Some(args) = args else {
+            let _ = self.outbox.send(frames::reply_err_frame(id, "binding arguments must be lossless JSON"));
+            return;
+        };
+        let handle = self.calls.spawn(async move { (id, function(Some(args)).await) });
+        self.call_ids.insert(handle.id(), id);
+    }
+
+    /// A binding settled: reply, unless the run already settled (then this is never reached).
+    fn on_call_settled(&mut self, joined: Result<(Id, (u64, Result<Value, String>)), tokio::task::JoinError>) {
+        let frame = match joined {
+            Ok((task, (id, outcome))) => {
+                self.call_ids.remove(&task);
+                match outcome {
+                    Ok(value) => {
+                        let frame = frames::reply_ok_frame(id, &value)
+                            .unwrap_or_else(|| frames::reply_err_frame(id, "binding resolution must be lossless JSON"));
+                        crate::value::dismantle(value);
+                        frame
+                    }
+                    Err(message) => frames::reply_err_frame(id, &message),
+                }
+            }
+            Err(error) => {
+                let Some(id) = self.call_ids.remove(&error.id()) else { return };
+                let message = if error.is_panic() {
+                    let payload = error.into_panic();
+                    payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "binding panicked".to_owned())
+                } else {
+                    "binding cancelled".to_owned()
+                };
+                frames::reply_err_frame(id, &message)
+            }
+        };
+        let _ = self.outbox.send(frame);
+    }
+
+    /// Stray fd 1/2 output: one log entry per chunk; an overflow is terminal and overrides everything.
+    fn admit_stray(&mut self, text: String) -> Option<Finish> {
+        if self.terminal_override.is_some() {
+            return None;
+        }
+        if self.ledger.admit(&text, &mut self.stray) {
+            None
+        } else {
+            self.terminal_override = Some(text);
+            Some(Finish::Limit(None))
+        }
+    }
+
+    /// fd 3 reached EOF before `done`: the child exited (or closed the channel).
+    async fn channel_closed(&mut self, child: &mut tokio::process::Child) -> Finish {
+        use std::os::unix::process::ExitStatusExt;
+        let status = tokio::time::timeout(Duration::from_millis(200), child.wait()).await;
+        let message = match status {
+            Ok(Ok(status)) => match (status.code(), status.signal()) {
+                (Some(EXIT_HEAP), _) => return Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
+                (Some(code), _) => format!("worker exited with code {code} before completing"),
+                (None, Some(libc::SIGXCPU)) => return self.busy_exhausted(),
+                (None, Some(signal)) => format!("worker exited with signal {} before completing", signal_name(signal)),
+                (None, None) => "worker exited before completing".to_owned(),
+            },
+            Ok(Err(e)) => format!("worker error: {e}"),
+            Err(_) => "worker closed the protocol channel before completing".to_owned(),
+        };
+        Finish::Failure(CodeRunErrorKind::WorkerExit, message)
+    }
+
+    /// The settled result: logs, then stray logs, through the ledger.
+    fn result(mut self, finish: Finish) -> CodeRunResult {
+        let mut all = std::mem::take(&mut self.logs);
+        all.append(&mut self.stray);
+        if let Some(text) = self.terminal_override.take() {
+            if let Finish::Success(Some(v)) = finish {
+                crate::value::dismantle(v);
+            }
+            all.push(text);
+            return self.ledger.limit(all);
+        }
+        match finish {
+            Finish::Success(value) => self.ledger.success(all, value),
+            Finish::Failure(kind, message) => self.ledger.failure(all, kind, message),
+            Finish::Limit(extra) => {
+                all.extend(extra);
+                self.ledger.limit(all)
+            }
+        }
+    }
+}
+
+fn malformed(detail: String) -> Finish {
+    Finish::Failure(CodeRunErrorKind::WorkerExit, format!("worker sent a malformed frame: {detail}"))
+}
+
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        _ => return format!("{signal}"),
+    };
+    name.to_owned()
+}
+
+/// A stray-output pipe read as UTF-8 text chunks (an incomplete trailing sequence waits for its rest).
+struct Stray<R> {
+    pipe: R,
+    carry: Vec<u8>,
+    buffer: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> Stray<R> {
+    fn new(pipe: R) -> Self {
+        Self { pipe, carry: Vec::new(), buffer: vec![0; 1 << 16] }
+    }
+
+    /// The next chunk of text, or `None` at EOF (or on a read error).
+    async fn next(&mut self) -> Option<String> {
+        loop {
+            let n = self.pipe.read(&mut self.buffer).await.unwrap_or(0);
+            if n == 0 {
+                if self.carry.is_empty() {
+                    return None;
+                }
+                let rest = std::mem::take(&mut self.carry);
+                return Some(String::from_utf8_lossy(&rest).into_owned());
+            }
+            self.carry.extend_from_slice(&self.buffer[..n]);
+            let valid = match std::str::from_utf8(&self.carry) {
+                Ok(_) => self.carry.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => self.carry.len(),
+            };
+            if valid == 0 {
+                continue;
+            }
+            let rest = self.carry.split_off(valid);
+            let text = String::from_utf8_lossy(&std::mem::replace(&mut self.carry, rest)).into_owned();
+            return Some(text);
+        }
+    }
+}
+
+/// The next stray chunk of an open pipe; pending forever once the pipe is closed.
+async fn next_stray<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
+    match pipe.as_mut() {
+        Some(stray) => stray.next().await,
+        None => std::future::pending().await,
+    }
+}
