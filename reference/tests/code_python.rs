@@ -5,7 +5,8 @@
 //! frames. `measure_*` (ignored) prints the run figures: `cargo test --release -p dsh-tools --test
 //! code_python -- --ignored --nocapture`.
 //!
-//! Spec: RUN-* (code-runtime rules; ids pending in `spec/rules/code-run.yaml`).
+//! Spec: RUN-002, RUN-004, RUN-005, RUN-007, RUN-022, RUN-023, RUN-024, RUN-027, RUN-028, RUN-029, RUN-031,
+//! RUN-032, RUN-034.
 #![cfg(feature = "python")]
 #![allow(clippy::unwrap_used)]
 
@@ -97,6 +98,19 @@ async fn top_level_await_and_return() {
     assert_eq!(ok_value(run("return None").await), None);
     assert_eq!(ok_value(run("return 1.0").await), Some(json!(1)));
     assert_eq!(ok_value(run("return tools['echo'] is tools.echo").await), Some(json!(true)));
+    // Bindings in declaration order (`dir` sorts, as Python's `dir` always does); a missing one is
+    // Python's own AttributeError.
+    assert_eq!(
+        ok_value(run("return [list(tools), dir(tools), 'echo' in tools, len(tools)]").await),
+        Some(json!([
+            ["echo", "fail", "negative_zero", "unsafe_integer"],
+            ["echo", "fail", "negative_zero", "unsafe_integer"],
+            true,
+            4
+        ]))
+    );
+    let result = run("await tools.nope(1)").await;
+    assert!(error_of(&result).1.ends_with("AttributeError: 'tools' object has no attribute 'nope'"), "{result:?}");
     // Functions, classes and closures defined by the program see its top-level names.
     let program = "k = 3\ndef f(x):\n    return x * k\nclass C:\n    v = 2\nreturn [f(2), C.v, [k for _ in range(2)]]";
     assert_eq!(ok_value(run(program).await), Some(json!([6, 2, [3, 3]])));
@@ -263,8 +277,10 @@ async fn unbounded_printing_hits_the_output_limit() {
         assert!(bytes <= 1000, "{bytes}");
         assert!(bytes > 900, "the fitting prefix is kept: {bytes}");
     }
-    let result = run_with(&rt, "return 'z' * 2000", vec![], RunSignal::new()).await;
+    // A completion that does not fit is the fixed diagnostic, which keeps the logs (upstream's worker check).
+    let result = run_with(&rt, "print('a')\nreturn 'z' * 2000", vec![], RunSignal::new()).await;
     assert_eq!(error_of(&result), (CodeRunErrorKind::OutputLimit, "outer output exceeded 1000 bytes"));
+    assert_eq!(result.logs, vec!["a"]);
     let result = run_with(&rt, "raise ValueError('w' * 2000)", vec![], RunSignal::new()).await;
     assert_eq!(error_of(&result), (CodeRunErrorKind::OutputLimit, "outer output exceeded 1000 bytes"));
 }

@@ -420,7 +420,7 @@ def _make_namespace(global_name, members):
         try:
             return members[key]
         except KeyError:
-            raise AttributeError(f"{global_name!r} has no binding {key!r}") from None
+            raise AttributeError(f"{global_name!r} object has no attribute {key!r}") from None
 
     def __getitem__(self, key):
         try:
@@ -434,6 +434,12 @@ def _make_namespace(global_name, members):
     def __dir__(self):
         return list(members)
 
+    def __iter__(self):
+        return iter(list(members))
+
+    def __len__(self):
+        return len(members)
+
     def __repr__(self):
         return f"<bindings {global_name}: {', '.join(members)}>"
 
@@ -446,6 +452,8 @@ def _make_namespace(global_name, members):
             "__getitem__": __getitem__,
             "__contains__": __contains__,
             "__dir__": __dir__,
+            "__iter__": __iter__,
+            "__len__": __len__,
             "__repr__": __repr__,
             "__module__": "builtins",
         },

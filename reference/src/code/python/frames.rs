@@ -12,8 +12,8 @@
 //! it the way the TypeScript host does ("binding arguments must be lossless JSON", "program completion must
 //! be lossless JSON").
 //!
-//! Spec: RUN-* (code runtime: hostile frames, lossless JSON crossing; rule ids pending in
-//! `spec/rules/code-run.yaml`).
+//! Spec: RUN-007, RUN-023 (lossless JSON crossing both ways); hostile fd-3 frames (upstream
+//! `validateChildFrame`, `hasUnsafeIntegerToken`, `hasNonLosslessNumber`).
 
 use std::fmt::Write as _;
 

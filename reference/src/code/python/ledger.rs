@@ -7,7 +7,7 @@
 //! The TypeScript backend needs the same ledger; this copy lives with the Python runtime until both can
 //! share one module (`code/ledger.rs`), keeping this API.
 //!
-//! Spec: RUN-* (code runtime: the combined output ledger; rule ids pending in `spec/rules/code-run.yaml`).
+//! Spec: RUN-029, RUN-030.
 
 use serde_json::Value;
 
@@ -122,6 +122,30 @@ impl OutputLedger {
         true
     }
 
+    /// Bytes left for the completion value or a failure message.
+    pub fn remaining(&self) -> u64 {
+        self.max_bytes.saturating_sub(self.bytes)
+    }
+
+    /// `outer output exceeded <n> bytes`.
+    pub fn limit_message(&self) -> String {
+        format!("outer output exceeded {} bytes", self.max_bytes)
+    }
+
+    /// A completion as the worker and then the host see it (upstream `prepareCompletion`, then
+    /// `OutputLedger.success` / `failure`): a value that does not fit what the logs left becomes the fixed
+    /// `output-limit` diagnostic, which keeps every admitted log when it fits itself.
+    pub fn completion(&self, logs: Vec<String>, value: Option<Value>) -> CodeRunResult {
+        if let Some(v) = value {
+            if json_value_bytes_up_to(&v, self.remaining()).is_none() {
+                crate::value::dismantle(v);
+                return self.failure(logs, CodeRunErrorKind::OutputLimit, self.limit_message());
+            }
+            return CodeRunResult { logs, value: Some(v), error: None };
+        }
+        CodeRunResult { logs, value: None, error: None }
+    }
+
     /// A successful completion (absent or JSON value) against the remaining budget.
     pub fn success(&self, logs: Vec<String>, value: Option<Value>) -> CodeRunResult {
         if let Some(v) = &value {
@@ -145,7 +169,7 @@ impl OutputLedger {
 
     /// The explicit output-limit failure, keeping the longest fitting prefix of the logs.
     pub fn limit(&self, logs: Vec<String>) -> CodeRunResult {
-        let full = format!("outer output exceeded {} bytes", self.max_bytes);
+        let full = self.limit_message();
         let message_bytes = full.len() as u64 + 2;
         let log_budget = self.max_bytes.saturating_sub(message_bytes);
         let mut retained: Vec<String> = Vec::new();

@@ -34,8 +34,9 @@
 //!   `float(n) == n`), finite `float` other than `-0.0`, `list`, `dict` with `str` keys; exact types only
 //!   (no tuples or subclasses); no cycles, repeated references allowed. Dict order is kept as Python's.
 //!
-//! Spec: RUN-* (the code-runtime rules; ids pending in `spec/rules/code-run.yaml`): the Python backend's
-//! program contract, lossless JSON crossing, budgets, containment and hostile frames.
+//! Spec: RUN-002, RUN-004, RUN-005, RUN-007, RUN-022, RUN-023, RUN-024, RUN-027, RUN-028, RUN-029, RUN-030,
+//! RUN-031, RUN-032, RUN-034 (the Python backend), and the runtime's misuse checks (upstream
+//! `validateBindings`).
 
 mod frames;
 mod ledger;

@@ -3,8 +3,8 @@
 //! killing the whole group at settlement and on drop, and reading the child's CPU time for the busy
 //! budget.
 //!
-//! Spec: RUN-* (code runtime: containment — fresh process per run, nothing outlives the run; busy-time
-//! budget; rule ids pending in `spec/rules/code-run.yaml`).
+//! Spec: RUN-027 (busy time), RUN-034 (fresh state per run); containment: nothing the program started
+//! outlives the run.
 
 use std::ffi::OsStr;
 use std::io;

@@ -5,8 +5,7 @@
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
 //! and the result built through the output ledger.
 //!
-//! Spec: RUN-* (code runtime: failure kinds and texts, budgets, abort, bindings, containment; rule ids
-//! pending in `spec/rules/code-run.yaml`).
+//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -407,7 +406,8 @@ impl Driver {
             return self.ledger.limit(all);
         }
         match finish {
-            Finish::Success(value) => self.ledger.success(all, value),
+            // The child's own completion check is conservative; the host stands in for the exact one.
+            Finish::Success(value) => self.ledger.completion(all, value),
             Finish::Failure(kind, message) => self.ledger.failure(all, kind, message),
             Finish::Limit(extra) => {
                 all.extend(extra);

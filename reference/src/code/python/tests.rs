@@ -1,5 +1,7 @@
 //! Unit tests of the Python runtime that need no interpreter (the end-to-end suite is
 //! `reference/tests/code_python.rs`).
+//!
+//! Spec: the runtime's misuse checks (upstream `validateBindings`, config validation).
 
 use super::*;
 
