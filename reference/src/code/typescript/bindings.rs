@@ -5,8 +5,9 @@
 //! of the namespace's error class — a real `Error` subclass, so `instanceof` works — carrying the binding's
 //! name in the declared member property (plain `Error` when the namespace declares no class).
 //!
-//! Spec: RUN-* (binding arguments / resolutions must be lossless JSON, per-call rejection, the rejection
-//! class with `name` and the member-name property, no host work after the run ends).
+//! Spec: RUN-004 (one own enumerable function per binding), RUN-005 (the real rejection class with
+//! `name` and the member-name property), RUN-007 (lossy arguments reject that one call), RUN-030 (binding
+//! values cross whole).
 
 use std::rc::Rc;
 

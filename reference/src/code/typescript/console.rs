@@ -3,9 +3,10 @@
 //! Node's `util.inspect` with depth 4, maxArrayLength 100, maxStringLength 10000), joined by one space, and
 //! admitted to the run's output ledger as one log entry. The `util.inspect` subset, the console shim, the
 //! rejection-class factory and the exception renderer live in `prelude.js`, evaluated in each run's fresh
-//! context before the program so they hold the intrinsics the program could later replace.
+//! context before the program so they hold the intrinsics the program could later replace. Raw writes to
+//! `process.stdout` / `process.stderr` are entries of their own, unsplit (upstream `captureStreamWrites`).
 //!
-//! Spec: RUN-* (console capture and formatting, log entries in the output ledger).
+//! Spec: RUN-026 (console capture and formatting), RUN-029 (log entries in the output ledger).
 
 use std::rc::Rc;
 
@@ -24,10 +25,12 @@ pub(crate) struct Prelude<'js> {
     pub(crate) error: rquickjs::Constructor<'js>,
 }
 
-/// Evaluate the prelude with the host's `emit` (console text into the ledger) and `promiseState`.
-pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>) -> rquickjs::Result<Prelude<'js>> {
+/// Evaluate the prelude with the host's `emit` (console text into the ledger) and `promiseState`, and
+/// define the global `process` (captured `stdout`/`stderr` writes).
+pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, source: &str) -> rquickjs::Result<Prelude<'js>> {
     let factory: Function<'js> = ctx.eval(PRELUDE)?;
     let natives = Object::new(ctx.clone())?;
+    natives.set("source", source)?;
     let emit_host = host.clone();
     natives.set(
         "emit",
@@ -64,6 +67,8 @@ pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>) -> rquickjs::Resul
     )?;
     let api: Object<'js> = factory.call((natives,))?;
     let make_console: Function<'js> = api.get("makeConsole")?;
+    let make_process: Function<'js> = api.get("makeProcess")?;
+    ctx.globals().set("process", make_process.call::<_, JsValue<'js>>(())?)?;
     Ok(Prelude {
         console: make_console.call(())?,
         make_error_class: api.get("makeErrorClass")?,

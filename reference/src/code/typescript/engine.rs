@@ -12,8 +12,9 @@
 //! The program is compiled like upstream: `new AsyncFunction(...globals, ...errorClasses, "console",
 //! "'use strict';\n" + code)` called with the namespaces, the error classes and the console shim.
 //!
-//! Spec: RUN-* (top-level await/return, completion as lossless JSON, failure kinds and upstream's budget
-//! messages, runs isolated from one another).
+//! Spec: RUN-002 (async-function body), RUN-022 (exception text), RUN-023 (completion must be lossless),
+//! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-032 (abort),
+//! RUN-034 (fresh state per run).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -217,7 +218,8 @@ enum Started<'js> {
 fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Started<'js> {
     let setup = (|| -> rquickjs::Result<(Constructor<'js>, Vec<JsValue<'js>>, Vec<JsValue<'js>>)> {
         let intrinsics = Intrinsics::capture(ctx)?;
-        let prelude = console::load(ctx, host)?;
+        let body = format!("'use strict';\n{}", spec.code);
+        let prelude = console::load(ctx, host, &body)?;
         *host.handles.borrow_mut() =
             Some(Handles { intrinsics, error: prelude.error.clone(), describe: prelude.describe.clone() });
         timers::install(ctx, host)?;
@@ -229,7 +231,7 @@ fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Started<'
         for name in names {
             parameters.push(rquickjs::String::from_str(ctx.clone(), &name)?.into_value());
         }
-        parameters.push(rquickjs::String::from_str(ctx.clone(), &format!("'use strict';\n{}", spec.code))?.into_value());
+        parameters.push(rquickjs::String::from_str(ctx.clone(), &body)?.into_value());
         Ok((async_function, parameters, values))
     })();
     let (async_function, parameters, values) = match setup {
@@ -414,8 +416,14 @@ fn completed<'js>(ctx: &Ctx<'js>, host: &Host<'js>, promise: &Promise<'js>) -> O
     if snapshot.is_none() {
         let _ = ctx.catch();
     }
-    ended_or(host, || match snapshot {
+    if let Some(terminal) = host.meter.terminal() {
+        if let Some(value) = snapshot {
+            crate::value::dismantle(value);
+        }
+        return Outcome::Ended(terminal);
+    }
+    match snapshot {
         Some(value) => Outcome::Completed(Some(value)),
         None => Outcome::InvalidOutput,
-    })
+    }
 }

@@ -3,9 +3,8 @@
 //! pending host work (binding calls and timers), and every engine handle the host keeps (cleared before the
 //! engine is torn down, so no Rust-held reference can keep a JavaScript object alive past the run).
 //!
-//! Spec: RUN-* (busy-time budget `compute budget exhausted (<n>ms busy)`, wall-clock ceiling
-//! `wall-clock ceiling reached (<n>ms)`, abort with `String(signal.reason)`, heap cap as `worker-exit`,
-//! output-limit termination; binding work is not charged to the busy budget).
+//! Spec: RUN-027 (busy-time budget; binding work is not busy time), RUN-028 (wall ceiling), RUN-031 (heap
+//! cap), RUN-032 (abort), RUN-029 (output-limit ends the run).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;

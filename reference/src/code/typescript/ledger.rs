@@ -4,8 +4,8 @@
 //! with the fitting prefix of the logs retained; the completion and failure diagnostics are checked against
 //! what is left.
 //!
-//! Spec: RUN-* (the output ledger: `outer output exceeded <n> bytes`, log prefix retention, output-limit
-//! precedence over a diagnostic that does not fit).
+//! Spec: RUN-029 (the output ledger: `outer output exceeded <n> bytes`, log prefix retention, output-limit
+//! precedence), RUN-030 (binding values are not counted).
 
 use serde_json::Value;
 

@@ -10,7 +10,7 @@
 //! Both walks use explicit stacks: a value nested 100,000 levels deep neither overflows the Rust stack nor
 //! the engine's.
 //!
-//! Spec: RUN-* (binding arguments, binding resolutions and the program completion must be lossless JSON).
+//! Spec: RUN-007 (binding arguments), RUN-023 (the completion).
 
 use std::collections::HashSet;
 

@@ -20,7 +20,8 @@
 //! JSON boundary (rejected as not lossless); an unhandled promise rejection does not end the run; the
 //! console renders promises and errors from the engine's own view (no V8 internals).
 //!
-//! Spec: RUN-* (the code-runtime rules), cited per file.
+//! Spec: RUN-003 (strip before running), RUN-033 (language `typescript`), RUN-034 (fresh state per run);
+//! the other RUN rules per file.
 
 mod bindings;
 mod console;

@@ -6,9 +6,10 @@
 //    holes and grouping, Map/Set, Date, RegExp, errors (stack plus extra keys), boxed primitives, typed
 //    arrays, promises, weak collections, functions and classes, getters/setters, circular references;
 //  - `makeConsole`: the five-method console shim (`log`, `info`, `warn`, `error`, `debug`);
+//  - `makeProcess`: `process.stdout` / `process.stderr` whose `write` is captured like a log entry;
 //  - `makeErrorClass`: a namespace's rejection class (a real `Error` subclass, so `instanceof` works);
 //  - `describeThrown`: the exception text upstream reports (`error.stack` for errors, else `String(x)`).
-// `host` is { emit(text), promiseState(p) } from Rust.
+// `host` is { emit(text), promiseState(p), source } from Rust (`source`: the body the engine compiles).
 (function (host) {
   'use strict';
   const emit = host.emit;
@@ -278,6 +279,7 @@
   }
 
   function formatError(err, constructor, tag, ctx, keys) {
+    nameCallee(err);
     const name = err.name != null ? StringCtor(err.name) : 'Error';
     const rawStack = stackOf(err);
     let stack = typeof rawStack === 'string' && rawStack !== '' ? rawStack : call(errorToString, err);
@@ -716,6 +718,25 @@
     return shim;
   }
 
+  /** A minimal `process`: `stdout`/`stderr` whose `write` is captured as one log entry per call
+   * (upstream `captureStreamWrites`, callback run as a microtask), and an empty `env`. */
+  function makeProcess() {
+    const stream = () => {
+      const s = objectCreate(null);
+      s.write = (chunk, ...rest) => {
+        emit(wellFormed(typeof chunk === 'string' ? chunk : StringCtor(chunk)));
+        const callback = typeof rest[0] === 'function' ? rest[0] : typeof rest[1] === 'function' ? rest[1] : undefined;
+        if (callback) queueMicrotaskFn(() => { callback(null); });
+        return true;
+      };
+      return s;
+    };
+    return { stdout: stream(), stderr: stream(), env: {} };
+  }
+  const queueMicrotaskFn = (fn) => { call(promiseThen, promiseResolve(undefined), () => fn()); };
+  const promiseThen = Promise.prototype.then;
+  const promiseResolve = (v) => call(Promise.resolve, Promise, v);
+
   function makeErrorClass(name, member) {
     const define = (target, key, value) => {
       const attributes = objectCreate(null);
@@ -732,8 +753,53 @@
     };
   }
 
+  const TypeErrorProto = TypeError.prototype;
+  const stringSplit = String.prototype.split;
+  const isIdentChar = (c) => c !== undefined && call(regexpExec, /[A-Za-z0-9_$]/, c) !== null;
+
+  /** QuickJS says `not a function` where V8 names the callee (`tools.nope is not a function`): recover a
+   * dotted callee from the program text at the throw site (the first `<input>` frame) and name it. */
+  function nameCallee(err) {
+    try {
+      if (!inChain(err, TypeErrorProto) || err.message !== 'not a function' || typeof host.source !== 'string') return;
+      const stack = err.stack;
+      if (typeof stack !== 'string') return;
+      const frame = call(regexpExec, /^\s*at [^\n]*?\(<input>:(\d+):(\d+)\)/, stack);
+      if (frame === null) return;
+      const lines = call(stringSplit, host.source, '\n');
+      // The engine's AsyncFunction source has two lines before the body ("(async function anonymous(...", ") {").
+      let line = +frame[1] - 3;
+      let col = +frame[2] - 1;
+      let text = lines[line];
+      if (text === undefined) return;
+      // At an identifier: move to its end; at `(`: step back over blanks (possibly across lines).
+      if (isIdentChar(text[col])) {
+        while (isIdentChar(text[col + 1])) col++;
+      } else {
+        col--;
+        while (true) {
+          while (col >= 0 && (text[col] === ' ' || text[col] === '\t')) col--;
+          if (col >= 0 || line === 0) break;
+          line--;
+          text = lines[line];
+          col = text.length - 1;
+        }
+      }
+      let start = col;
+      while (start >= 0 && (isIdentChar(text[start]) || text[start] === '.' || (text[start] === '?' && text[start + 1] === '.'))) start--;
+      const callee = slice(text, start + 1, col + 1);
+      if (callee === '' || !isIdentChar(callee[0]) || call(regexpExec, /^[0-9]/, callee) !== null) return;
+      const attributes = objectCreate(null);
+      attributes.value = `${callee} is not a function`;
+      attributes.writable = true;
+      attributes.configurable = true;
+      defineProperty(err, 'message', attributes);
+    } catch {}
+  }
+
   function describeThrown(error) {
     try {
+      nameCallee(error);
       const detail = isError(error) ? (stackOf(error) ?? error.message) : error;
       return wellFormed(typeof detail === 'string' ? detail : StringCtor(detail));
     } catch {
@@ -741,5 +807,5 @@
     }
   }
 
-  return { inspect, makeConsole, makeErrorClass, describeThrown, ErrorCtor };
+  return { inspect, makeConsole, makeProcess, makeErrorClass, describeThrown, ErrorCtor };
 })

@@ -3,7 +3,7 @@
 //! `stripTypeScriptTypes` wraps, so the error texts are Node's), and sliced back out. Strip-only mode turns
 //! removed syntax into whitespace, so the model's own line and column positions survive.
 //!
-//! Spec: RUN-* (TypeScript programs are type-stripped before anything runs; non-erasable syntax such as
+//! Spec: RUN-003 (TypeScript programs are type-stripped before anything runs; non-erasable syntax such as
 //! `enum` is an `exception` carrying the stripper's message).
 
 use std::sync::{Arc, Mutex};

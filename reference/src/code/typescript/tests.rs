@@ -1,7 +1,8 @@
 //! Tests of the TypeScript runtime against upstream's observed behaviour (strings captured from
 //! `@deepseek-ai/dsh-code-runtime-worker-thread@0.1.0-rc.8` on Node 24).
 //!
-//! Spec: RUN-* (the code-runtime rules).
+//! Spec: RUN-002, RUN-003, RUN-005, RUN-007, RUN-022, RUN-023, RUN-026, RUN-027, RUN-028, RUN-029,
+//! RUN-031, RUN-032.
 
 use std::sync::Arc;
 
@@ -171,6 +172,34 @@ async fn type_strip_errors_end_the_run_before_anything_runs() {
     assert_eq!(error_of(&result), (CodeRunErrorKind::Exception, "Expression expected"));
     let result = run("a b").await;
     assert_eq!(error_of(&result), (CodeRunErrorKind::Exception, "Expected ';', '}' or <eof>"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_binding_is_named_like_v8() {
+    let result = run("const x = 1;\nreturn await tools.nope({})").await;
+    let (kind, message) = error_of(&result);
+    assert_eq!(kind, CodeRunErrorKind::Exception);
+    assert!(message.starts_with("TypeError: tools.nope is not a function\n    at "), "{message}");
+    let result = run("try { tools.nope() } catch (e) { console.log(e) }").await;
+    assert!(result.logs[0].starts_with("TypeError: tools.nope is not a function\n    at "), "{:?}", result.logs);
+}
+
+/// Upstream captures raw stream writes as entries of their own, unsplit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn process_stream_writes_are_log_entries() {
+    let result = run("process.stdout.write('raw\\n'); await new Promise(r => process.stderr.write('e', r)); console.log(1, {a: 1}, [1, 2], 's', undefined, null); return Object.keys(process.env).length").await;
+    assert_eq!(result.logs, vec!["raw\n", "e", "1 { a: 1 } [ 1, 2 ] s undefined null"]);
+    assert_eq!(result.value, Some(json!(0)));
+}
+
+/// A fresh runtime per run: globals do not leak between runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_start_fresh() {
+    let runtime = TypeScriptRuntime::new(limits()).unwrap();
+    let request = |program: &str| CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new() };
+    let first = runtime.run(request("globalThis.leftover = 41; return typeof globalThis.leftover")).await.unwrap();
+    let second = runtime.run(request("return typeof globalThis.leftover")).await.unwrap();
+    assert_eq!((first.value, second.value), (Some(json!("number")), Some(json!("undefined"))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -470,4 +499,32 @@ async fn explore() {
     let program = std::fs::read_to_string(path).unwrap();
     let result = run(&program).await;
     println!("{}", serde_json::to_string_pretty(&json!({"logs": result.logs, "value": result.value, "error": result.error.map(|e| json!({"kind": e.kind.as_str(), "message": e.message}))})).unwrap());
+}
+
+/// Figures against upstream's anchors (trivial run ~38 ms, 100 sequential binding calls ~104 ms):
+/// `cargo test --release -p dsh-tools --lib code::typescript::tests::figures -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement; run in release"]
+async fn figures() {
+    async fn median_us(program: &str, runs: usize) -> f64 {
+        let runtime = TypeScriptRuntime::new(limits()).unwrap();
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = std::time::Instant::now();
+            let result = runtime
+                .run(CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new() })
+                .await
+                .unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+            assert_eq!(result.error, None);
+        }
+        times.sort_by(f64::total_cmp);
+        times[runs / 2]
+    }
+    let trivial = median_us("return 1", 200).await;
+    let calls = median_us("let n = 0; for (let i = 0; i < 100; i++) n += (await tools.echo({i})).i; return n", 100).await;
+    let thousand = median_us("let n = 0; for (let i = 0; i < 1000; i++) n += (await tools.echo({i})).i; return n", 20).await;
+    println!("{{\"figure\": \"run_code_trivial\", \"median_us\": {trivial:.1}}}");
+    println!("{{\"figure\": \"run_code_100_sequential_calls\", \"median_us\": {calls:.1}}}");
+    println!("{{\"figure\": \"run_code_1000_sequential_calls\", \"median_us\": {thousand:.1}}}");
 }

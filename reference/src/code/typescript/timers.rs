@@ -3,7 +3,7 @@
 //! becomes 1 ms, as in Node; extra arguments are passed to the callback. Timers never keep a run alive: the
 //! run ends when the program settles, and pending timers are dropped with it. Handles are numbers.
 //!
-//! Spec: RUN-* (the TypeScript runtime's globals).
+//! Spec: RUN-002 (programs may await timers; the run ends when the program settles).
 
 use std::rc::Rc;
 use std::time::Duration;
