@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) max_parallel_sub_calls: u64,
     /// Observers of the `run_code` dispatch log.
     pub(crate) code_dispatch: Arc<HookList<crate::code::CodeDispatchObserver>>,
+    /// Abort reasons callers attached to executions ([`ToolRuntime::set_abort_reason`]).
+    pub(crate) abort_reasons: crate::code::AbortReasons,
 }
 
 impl Inner {
@@ -134,6 +136,7 @@ impl ToolRuntime {
                 code_runtime: Arc::new(Mutex::new(None)),
                 max_parallel_sub_calls,
                 code_dispatch: HookList::new(),
+                abort_reasons: crate::code::AbortReasons::default(),
             }),
         }
     }
@@ -340,6 +343,15 @@ impl ToolRuntime {
     /// committed, for transport calls that have an agent scope. Dropping the guard stops observing.
     pub fn on_code_dispatch(&self, observer: crate::code::CodeDispatchObserver) -> HookGuard {
         self.inner.code_dispatch.add(None, observer)
+    }
+
+    /// Attach the reason of a caller's cancellation to the execution `token` (upstream
+    /// `AbortController.abort(reason)`; `CancellationToken` carries none): set it, then cancel the
+    /// signal. A `run_code` execution relays it to its run, which fails with `code run failed (abort):
+    /// <reason>`; without one the reason is [`crate::code::DEFAULT_ABORT_REASON`]. Forgotten when the
+    /// execution publishes its result.
+    pub fn set_abort_reason(&self, token: crate::execution::ExecutionToken, reason: impl Into<String>) {
+        self.inner.abort_reasons.set(token, reason.into());
     }
 
     /// [`schemas`](Self::schemas), failing as upstream's schema read does when the mounted code runtime's

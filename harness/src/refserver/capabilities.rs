@@ -46,7 +46,7 @@ pub fn initialize(_params: Params<'_>) -> Result<Value, Failure> {
         "capabilities": {
             "profiles": ["dsh-tools-0.1"],
             "features": FEATURES,
-            "runtimes": [],
+            "runtimes": super::code::RUNTIMES,
         },
     }))
 }

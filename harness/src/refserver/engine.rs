@@ -80,7 +80,6 @@ impl Engine {
             Value::Null => Setup::default(),
             v => rpc::parse_value(v, "setup")?,
         };
-        refuse_unsupported_setup(&setup)?;
         let mut fixtures = HashMap::new();
         for fixture in setup.tools.iter().flatten() {
             // Check the whole vocabulary before anything is mounted.
@@ -94,6 +93,9 @@ impl Engine {
             .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: the tools config was rejected: {}", e.message)))?;
         let engine = Engine { runtime, shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
+        if let Some(mounted) = super::code::mount(&engine.runtime, setup.runtime, setup.runtime_limits.as_ref())? {
+            engine.state().own.push(mounted);
+        }
         if let Some(seam) = approval {
             let mounted = engine.runtime.mount_approval(Arc::new(seam));
             engine.state().own.push(mounted);
@@ -141,7 +143,8 @@ impl Engine {
                 ("result", result::to_json(result)),
             ]));
         }));
-        self.state().own.extend([capture, publish]);
+        let dispatch_log = super::code::observe_dispatch_log(&self.runtime, self.shared.clone());
+        self.state().own.extend([capture, publish, dispatch_log]);
     }
 
     fn add_setup_hooks(&self, hooks: &Hooks) -> Result<(), Failure> {
@@ -478,6 +481,13 @@ impl Engine {
         Ok(json!({ "mode": mode }))
     }
 
+    /// Attach `call/abort`'s reason to the call's execution before its signal is cancelled.
+    pub fn note_abort_reason(&self, call_id: &str, reason: &Value) {
+        if let Some(token) = self.shared.token(call_id) {
+            self.runtime.set_abort_reason(token, super::code::js_string(reason));
+        }
+    }
+
     /// Disposes everything the session registered.
     pub fn close(&self) {
         let state = std::mem::take(&mut *self.state());
@@ -499,13 +509,6 @@ fn tools_config(setup: &Setup) -> ToolsConfig {
     let mut config = ToolsConfig::with_mode(mode);
     config.max_parallel_sub_calls = max_parallel_sub_calls;
     config
-}
-
-fn refuse_unsupported_setup(setup: &Setup) -> Result<(), Failure> {
-    if let Some(language) = setup.runtime {
-        return Err(Failure::unsupported(format!("setup.runtime {} (no code runtime in dsh-tools yet)", language.as_str())));
-    }
-    Ok(())
 }
 
 /// `sdk/render`: `dsh_tools::sdk` renders the tool list (upstream `renderToolsSdk` / `renderToolsSdkPy`).

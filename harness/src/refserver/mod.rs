@@ -37,6 +37,7 @@
 
 pub mod capabilities;
 pub mod calls;
+pub mod code;
 pub mod deep;
 pub mod engine;
 pub mod fixtures;

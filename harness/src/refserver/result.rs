@@ -43,6 +43,9 @@ pub fn to_json(result: &ToolExecutionResult) -> Value {
 /// A context as `{ text, source? }`: the reference carries what fixtures deferred in that shape already;
 /// anything else is passed through.
 fn context(c: &Value) -> Value {
+    if let Some(converted) = super::code::user_message_context(c) {
+        return converted;
+    }
     match (c.get("text").and_then(Value::as_str), c.get("source")) {
         (Some(text), None) => json!({ "text": text }),
         (Some(text), Some(source)) => json!({ "text": text, "source": source }),

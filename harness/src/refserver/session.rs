@@ -158,7 +158,11 @@ impl Session {
                 Ok(json!({}))
             }
             "call/abort" => {
-                self.shared.calls.abort(params.str("callId")?)?;
+                let call_id = params.str("callId")?;
+                if let Some(reason) = params.get("reason") {
+                    self.engine.note_abort_reason(call_id, reason);
+                }
+                self.shared.calls.abort(call_id)?;
                 Ok(json!({}))
             }
             _ => match self.engine.handle(method, params) {

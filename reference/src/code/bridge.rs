@@ -13,7 +13,8 @@
 //! A failed run is `CodeRunFailedError` (`CODE_RUN_FAILED`): `code run failed (<kind>): <message>`, plus
 //! `\nCaptured output:\n<logs>` when there are logs; a successful one is `{ logs, result? }`.
 //!
-//! The reference's cancellation tokens carry no reason: the transport call's abort reaches the run as
+//! The reference's cancellation tokens carry no reason: the transport call's abort reaches the run with
+//! the reason its caller attached ([`crate::ToolRuntime::set_abort_reason`]), else
 //! [`DEFAULT_ABORT_REASON`] (an `AbortController.abort()` without a reason).
 //!
 //! Spec: RUN-* (the bridge rules of `spec/rules/code-run.yaml`), CODE-008.
@@ -34,7 +35,7 @@ use super::{
     DEFAULT_ABORT_REASON, RunSignal,
 };
 use crate::error::{ErrorCode, ToolFailure};
-use crate::execution::{ToolExecutionInput, ToolRunContext};
+use crate::execution::{ExecutionToken, ToolExecutionInput, ToolRunContext};
 use crate::pipeline::Contained;
 use crate::presentation::ToolMode;
 use crate::registry::RUN_CODE_NAME;
@@ -45,6 +46,49 @@ pub const SETTLED_REASON: &str = "run_code settled";
 
 /// The name of a failed run's error (`error.info.name`).
 pub const CODE_RUN_FAILED_NAME: &str = "CodeRunFailedError";
+
+/// Reasons callers attached to executions' cancellations (see
+/// [`crate::ToolRuntime::set_abort_reason`]); empty almost always, so forgetting is one atomic load.
+#[derive(Default)]
+pub struct AbortReasons {
+    any: std::sync::atomic::AtomicBool,
+    reasons: std::sync::Mutex<Vec<(ExecutionToken, String)>>,
+}
+
+impl std::fmt::Debug for AbortReasons {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AbortReasons").finish_non_exhaustive()
+    }
+}
+
+impl AbortReasons {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ExecutionToken, String)>> {
+        self.reasons.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set(&self, token: ExecutionToken, reason: String) {
+        let mut reasons = self.lock();
+        reasons.retain(|(t, _)| *t != token);
+        reasons.push((token, reason));
+        self.any.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn get(&self, token: ExecutionToken) -> Option<String> {
+        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        self.lock().iter().find(|(t, _)| *t == token).map(|(_, r)| r.clone())
+    }
+
+    pub(crate) fn forget(&self, token: ExecutionToken) {
+        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let mut reasons = self.lock();
+        reasons.retain(|(t, _)| *t != token);
+        self.any.store(!reasons.is_empty(), std::sync::atomic::Ordering::SeqCst);
+    }
+}
 
 /// The transport's body.
 pub(crate) async fn execute(
@@ -99,6 +143,10 @@ pub(crate) async fn execute(
         pool: &mut pool,
         outer: Some(Box::pin(ctx.signal.clone().cancelled_owned())),
         run_signal,
+        reason: {
+            let (inner, token) = (Arc::clone(&inner), ctx.token);
+            Box::new(move || inner.abort_reasons.get(token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
+        },
     }
     .await;
     drop(pool);
@@ -196,6 +244,8 @@ struct RunAndDrain<'a> {
     pool: &'a mut Pool,
     outer: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     run_signal: RunSignal,
+    /// The transport call's abort reason when its signal fires.
+    reason: Box<dyn Fn() -> String + Send>,
 }
 
 impl Future for RunAndDrain<'_> {
@@ -206,7 +256,7 @@ impl Future for RunAndDrain<'_> {
         if let Some(outer) = this.outer.as_mut() {
             if outer.as_mut().poll(cx).is_ready() {
                 this.outer = None;
-                this.run_signal.abort(DEFAULT_ABORT_REASON);
+                this.run_signal.abort((this.reason)());
             }
         }
         if let Some(run) = this.run.as_mut() {

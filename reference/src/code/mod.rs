@@ -228,7 +228,7 @@ pub(crate) mod transport;
 mod bridge;
 mod pool;
 
-pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};
+pub use bridge::{AbortReasons, CODE_RUN_FAILED_NAME, SETTLED_REASON};
 pub use transport::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
 
 #[cfg(feature = "typescript")]

@@ -24,6 +24,7 @@ pub(crate) fn finish(inner: &Inner, call: &Call, mut result: ToolExecutionResult
             Err(panic) => result = ToolExecutionResult::from_failure(ToolFailure::message(panic)),
         }
     }
+    inner.abort_reasons.forget(call.exec.token);
     let observers = inner.observers.snapshot();
     for entry in observers.iter() {
         if entry.applies_to(call.exec.agent.as_ref()) {

@@ -1,0 +1,139 @@
+//! Code Mode in the reference server: `setup.runtime` mounts the real backend of `dsh_tools::code`
+//! (`typescript`: `TypeScriptRuntime`, `python`: `PythonRuntime`) with `setup.runtimeLimits` mapped onto
+//! `CodeRuntimeLimits` (`maxHeapMb` in MiB) (an absent field keeps the runtime's default), and the `run_code` dispatch log is
+//! reported as protocol events, in the shape agreed with the Node adapter:
+//! `{ type: "code-dispatch-start", agent, rootCallId, parentCallId, subCallId, name, arguments }` and
+//! `{ type: "code-dispatch", agent, rootCallId, parentCallId, subCallId, name, arguments, isError, content }`
+//! (`agent`: the agent's name; upstream appends these entries to the agent's session, so transport calls
+//! without an agent log nothing).
+//!
+//! [`RUNTIMES`] lists the backends compiled in and wired here; `capabilities.rs` advertises it.
+//!
+//! Spec: RUN-* (the dispatch-log and runtime rules of `spec/rules/code-run.yaml`).
+
+use std::sync::Arc;
+
+use dsh_conformance::fixture::{Language, RuntimeLimits};
+use dsh_tools::code::{CodeDispatchEvent, CodeRuntime, CodeRuntimeLimits};
+use dsh_tools::{HookGuard, ToolRuntime};
+use serde_json::Value;
+
+use super::deep;
+use super::rpc::{Failure, SETUP_REJECTED};
+use super::session::Shared;
+
+/// The runtimes `setup.runtime` can mount (advertised as `capabilities.runtimes`).
+pub const RUNTIMES: &[&str] = &[];
+
+/// `setup.runtimeLimits` over the runtime defaults.
+pub fn limits(setup: Option<&RuntimeLimits>) -> CodeRuntimeLimits {
+    let mut limits = CodeRuntimeLimits::default();
+    let Some(setup) = setup else { return limits };
+    if let Some(ms) = setup.compute_ms.as_ref().and_then(serde_json::Number::as_f64) {
+        limits.compute_ms = ms;
+    }
+    if let Some(ms) = setup.max_wall_ms.as_ref().and_then(serde_json::Number::as_f64) {
+        limits.max_wall_ms = ms;
+    }
+    if let Some(bytes) = setup.max_output_bytes.as_ref() {
+        // A fractional or negative byte count saturates to the nearest representable ledger size.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let n = bytes.as_u64().unwrap_or_else(|| bytes.as_f64().map_or(0, |f| f.max(0.0) as u64));
+        limits.max_output_bytes = n;
+    }
+    if let Some(mb) = setup.max_heap_mb.as_ref().and_then(serde_json::Number::as_f64) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let bytes = (mb.max(0.0) * 1024.0 * 1024.0) as u64;
+        limits.max_heap_bytes = bytes;
+    }
+    limits
+}
+
+/// The backend for `language`, built with `limits`.
+fn backend(language: Language, _limits: CodeRuntimeLimits) -> Result<Arc<dyn CodeRuntime>, Failure> {
+    Err(Failure::unsupported(format!("setup.runtime {} (the backend is not in dsh-tools yet)", language.as_str())))
+}
+
+/// Mount the runtime `setup.runtime` names, if any; the guard keeps it mounted.
+pub fn mount(
+    runtime: &ToolRuntime,
+    language: Option<Language>,
+    setup_limits: Option<&RuntimeLimits>,
+) -> Result<Option<HookGuard>, Failure> {
+    let Some(language) = language else { return Ok(None) };
+    let backend = backend(language, limits(setup_limits))?;
+    Ok(Some(runtime.mount_code_runtime(backend)))
+}
+
+/// A setup the backend rejected (its construction failed).
+#[allow(dead_code)]
+fn rejected(language: Language, message: &str) -> Failure {
+    Failure::new(SETUP_REJECTED, format!("setup: the {} runtime was rejected: {message}", language.as_str()))
+}
+
+/// Report the dispatch log of every transport call as session events.
+pub fn observe_dispatch_log(runtime: &ToolRuntime, shared: Arc<Shared>) -> HookGuard {
+    runtime.on_code_dispatch(Arc::new(move |event| shared.emit(event_json(event))))
+}
+
+/// The protocol event of one dispatch-log record.
+pub fn event_json(event: &CodeDispatchEvent) -> Value {
+    match event {
+        CodeDispatchEvent::Start(s) => deep::object([
+            ("type", "code-dispatch-start".into()),
+            ("agent", s.agent.name().into()),
+            ("rootCallId", s.root_call_id.clone().into()),
+            ("parentCallId", s.parent_call_id.clone().into()),
+            ("subCallId", s.sub_call_id.clone().into()),
+            ("name", s.name.clone().into()),
+            ("arguments", deep::clone(&s.arguments)),
+        ]),
+        CodeDispatchEvent::Settled(s) => deep::object([
+            ("type", "code-dispatch".into()),
+            ("agent", s.agent.name().into()),
+            ("rootCallId", s.root_call_id.clone().into()),
+            ("parentCallId", s.parent_call_id.clone().into()),
+            ("subCallId", s.sub_call_id.clone().into()),
+            ("name", s.name.clone().into()),
+            ("arguments", deep::clone(&s.arguments)),
+            ("isError", s.is_error.into()),
+            ("content", Value::Array(s.content.iter().map(deep::clone).collect())),
+        ]),
+    }
+}
+
+/// JavaScript's `String(value)` of a JSON value (an abort reason as the run reports it).
+pub fn js_string(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => dsh_tools::code::render::render_json_value(value),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| if item.is_null() { String::new() } else { js_string(item) })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+    }
+}
+
+/// A deferred context that is a user message (the bridge defers an image-bearing sub-result's content
+/// that way) in the protocol's `{ text, source? }` shape, as the Node adapter reports it: the text blocks
+/// joined, the plugin name as `source`.
+pub fn user_message_context(message: &Value) -> Option<Value> {
+    if message.get("role").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    let blocks = message.get("content")?.as_array()?;
+    let text: String = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    let source = message.get("source").filter(|s| s.get("kind").and_then(Value::as_str) == Some("plugin"));
+    Some(match source.and_then(|s| s.get("plugin")) {
+        Some(plugin) => deep::object([("text", text.into()), ("source", plugin.clone())]),
+        None => deep::object([("text", text.into())]),
+    })
+}
