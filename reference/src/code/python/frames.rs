@@ -699,6 +699,7 @@ fn push_number(out: &mut String, n: &Number) -> Option<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -196,6 +196,7 @@ impl OutputLedger {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -19,10 +19,10 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 pub(super) const PROTOCOL_FD: i32 = 3;
 
 /// Resolve `program` (a name searched on `PATH`, or a path) to the absolute path of the real interpreter
-/// by asking it for `sys.executable`.
+/// by asking it for `sys.executable`. The bootstrap needs Python 3.10 or later.
 pub(super) fn resolve_interpreter(program: &OsStr) -> Result<PathBuf, String> {
     let output = std::process::Command::new(program)
-        .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable)"])
+        .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable if sys.version_info >= (3, 10) else '')"])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -31,6 +31,9 @@ pub(super) fn resolve_interpreter(program: &OsStr) -> Result<PathBuf, String> {
         return Err(format!("{} -I -c ... exited with {}", program.to_string_lossy(), output.status));
     }
     let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim().to_owned());
+    if path.as_os_str().is_empty() {
+        return Err(format!("{} is older than Python 3.10", program.to_string_lossy()));
+    }
     if !path.is_absolute() || !path.is_file() {
         return Err(format!("{} reported no usable sys.executable ({})", program.to_string_lossy(), path.display()));
     }

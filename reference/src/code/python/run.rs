@@ -147,6 +147,9 @@ pub(super) async fn run(
     driver.result(finish)
 }
 
+/// A settled binding call: its id and what the binding resolved to.
+type CallOutcome = (u64, Result<Value, String>);
+
 /// The state of one run between spawn and settlement.
 struct Driver {
     limits: CodeRuntimeLimits,
@@ -160,7 +163,7 @@ struct Driver {
     terminal_override: Option<String>,
     namespaces: Vec<Namespace>,
     answered: HashSet<u64>,
-    calls: JoinSet<(u64, Result<Value, String>)>,
+    calls: JoinSet<CallOutcome>,
     call_ids: HashMap<Id, u64>,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
     /// The `run` frame, sent once `boot-ack` arrives.
@@ -203,7 +206,7 @@ impl Driver {
                     );
                 }
                 read = reader.read(&mut chunk) => {
-                    let n = match read { Ok(n) => n, Err(_) => 0 };
+                    let n: usize = read.unwrap_or_default();
                     if n == 0 {
                         return self.channel_closed(child).await;
                     }
@@ -331,7 +334,7 @@ impl Driver {
     }
 
     /// A binding settled: reply, unless the run already settled (then this is never reached).
-    fn on_call_settled(&mut self, joined: Result<(Id, (u64, Result<Value, String>)), tokio::task::JoinError>) {
+    fn on_call_settled(&mut self, joined: Result<(Id, CallOutcome), tokio::task::JoinError>) {
         let frame = match joined {
             Ok((task, (id, outcome))) => {
                 self.call_ids.remove(&task);

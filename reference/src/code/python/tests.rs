@@ -3,6 +3,8 @@
 //!
 //! Spec: the runtime's misuse checks (upstream `validateBindings`, config validation).
 
+#![allow(clippy::unwrap_used)]
+
 use super::*;
 
 fn request(bindings: Vec<crate::code::CodeBindingNamespace>) -> CodeRunRequest {
