@@ -367,6 +367,27 @@ async fn hostile_frames_end_the_run_as_worker_exit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sys_exit_ends_the_worker_like_process_exit() {
+    let result = run("print('bye')\nimport sys\nsys.exit(2)").await;
+    assert_eq!(error_of(&result), (CodeRunErrorKind::WorkerExit, "worker exited with code 2 before completing"));
+    assert_eq!(result.logs, vec!["bye"]);
+    let result = run("import sys\nsys.exit('fatal')").await;
+    assert_eq!(error_of(&result), (CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing"));
+    assert_eq!(result.logs, vec!["fatal\n"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prints_from_threads_stay_whole_frames() {
+    let program = "import threading\ndef work(i):\n    for _ in range(50):\n        print(str(i) * 3000)\n\
+                   threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]\nfor t in threads:\n    t.start()\n\
+                   for t in threads:\n    t.join()\nreturn 'ok'";
+    let result = run(program).await;
+    assert_eq!(result.logs.len(), 200);
+    assert!(result.logs.iter().all(|l| l.len() == 3000 && l.chars().all(|c| c == l.chars().next().unwrap_or('?'))));
+    assert_eq!(ok_value(result), Some(json!("ok")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_values_cross_both_ways() {
     let program = "x = []\nfor _ in range(5000):\n    x = [x]\ny = await tools.echo(x)\nd = 0\nwhile y:\n    y = y[0]\n    d += 1\n\
                    z = []\nfor _ in range(100000):\n    z = [z]\nreturn [d, z]";

@@ -14,6 +14,7 @@ import math
 import os
 import resource
 import sys
+import threading
 import traceback
 import types
 
@@ -43,14 +44,19 @@ def _marker(max_bytes):
 _inbox = bytearray()
 
 
+_write_lock = threading.Lock()
+
+
 def _write(data):
+    """One whole frame: a lock keeps frames from threads (a `print` in a thread) from interleaving."""
     view = memoryview(data)
-    try:
-        while view:
-            written = os.write(_FD, view)
-            view = view[written:]
-    except OSError:
-        os._exit(_EXIT_HOST_GONE)
+    with _write_lock:
+        try:
+            while view:
+                written = os.write(_FD, view)
+                view = view[written:]
+        except OSError:
+            os._exit(_EXIT_HOST_GONE)
 
 
 def _send_text(text):
@@ -581,6 +587,24 @@ def _finish(result):
     return _done(value=text)
 
 
+def _exit_like_python(error):
+    """`sys.exit()` ends the process as it would end a script (the TypeScript analog, `process.exit()`,
+    ends the worker): the status is the code, or 1 after printing a non-integer code to the real stderr."""
+    code = error.code
+    if code is None:
+        status = 0
+    elif type(code) is int:
+        status = code & 0xFF
+    else:
+        try:
+            os.write(2, (str(code) + "\n").encode("utf-8", "replace"))
+        except BaseException:
+            pass
+        status = 1
+    _flush_real_streams()
+    os._exit(status)
+
+
 def _main():
     global _ledger, _frame_cap
     boot = _read_frame_blocking()
@@ -639,6 +663,8 @@ def _main():
         result = loop.run_until_complete(main())
     except MemoryError:
         os._exit(_EXIT_HEAP)
+    except SystemExit as error:
+        _exit_like_python(error)
     except BaseException as error:
         return _done(error=("exception", _format_exception(error)))
     _finish(result)
