@@ -28,6 +28,15 @@
 //! - The busy budget is the child's CPU time after `boot-ack` (interpreter start-up is not charged),
 //!   polled from `/proc/<pid>/stat` every 25 ms at most, with `RLIMIT_CPU` one second above it as a
 //!   backstop.
+//! - The wall ceiling counts from spawn, interpreter start-up included (upstream's starts at worker
+//!   creation); start-up is ~50 ms on an idle machine, several times that on a loaded one.
+//! - `sys.exit()` escaping the program ends the process like a script's (`worker-exit`, `worker exited with
+//!   code <n> before completing`), as `process.exit()` ends the TypeScript worker; `os._exit(n)` and fatal
+//!   signals likewise (`... with signal SIGSEGV ...`). A malformed fd-3 frame is `worker-exit` with
+//!   `worker sent a malformed frame: <why>` (upstream's host drops such frames silently; a well-formed
+//!   frame with a lossy payload is answered as the TypeScript host answers it).
+//! - The interpreter must be Python 3.10 or later; it runs with `-I` (isolated: no user site, no `PYTHON*`
+//!   variables) and an empty environment.
 //! - `tools.name()` without an argument rejects with "binding arguments must be lossless JSON", like the
 //!   TypeScript backend (`undefined` is not JSON). `None` returned (or no `return`) means no value.
 //! - Lossless JSON in Python: `None`, `bool`, `str`, `int` a double holds exactly (beyond 2^53 only when

@@ -211,15 +211,17 @@ impl Driver {
                         return self.channel_closed(child).await;
                     }
                     inbox.extend_from_slice(&chunk[..n]);
+                    let mut start = 0;
                     while let Some(offset) = inbox[scanned..].iter().position(|&b| b == b'\n') {
                         let end = scanned + offset;
-                        let finish = self.on_line(&inbox[..end]);
-                        inbox.drain(..=end);
-                        scanned = 0;
+                        let finish = self.on_line(&inbox[start..end]);
+                        start = end + 1;
+                        scanned = start;
                         if let Some(finish) = finish {
                             return finish;
                         }
                     }
+                    inbox.drain(..start);
                     scanned = inbox.len();
                     if inbox.len() > self.frame_cap {
                         return malformed(format!("frame exceeds {} bytes", self.frame_cap));
