@@ -247,6 +247,11 @@ async fn an_infinite_loop_exhausts_the_compute_budget() {
     assert_eq!(error_of(&result), (CodeRunErrorKind::Timeout, "compute budget exhausted (300ms busy)"));
     assert_eq!(result.logs, vec!["spinning"]);
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    // A child flooding fd 3 with logs cannot starve the budget.
+    let rt = runtime(CodeRuntimeLimits { compute_ms: 300.0, max_output_bytes: 64 << 20, ..limits() });
+    let result = run_with(&rt, "while True:\n    print('x')", vec![], RunSignal::new()).await;
+    assert_eq!(error_of(&result), (CodeRunErrorKind::Timeout, "compute budget exhausted (300ms busy)"));
+    assert!(result.logs.len() > 100);
     // Waiting is not busy time; the wall ceiling ends it.
     let rt = runtime(CodeRuntimeLimits { compute_ms: 300.0, max_wall_ms: 800.0, ..limits() });
     let result = run_with(&rt, "import asyncio\nawait asyncio.sleep(60)", vec![], RunSignal::new()).await;

@@ -191,6 +191,8 @@ impl Driver {
         let mut scanned = 0usize;
         let mut chunk = vec![0u8; 1 << 18];
         loop {
+            // Biased: the signal, disposal and the budgets first, then replies, so a child flooding fd 3
+            // can neither starve the budgets nor its own pending calls.
             tokio::select! {
                 biased;
                 () = request.signal.token().cancelled() => {
@@ -204,6 +206,17 @@ impl Driver {
                         CodeRunErrorKind::Timeout,
                         format!("wall-clock ceiling reached ({}ms)", js_number_string(self.limits.max_wall_ms)),
                     );
+                }
+                () = sleep_until(next_poll), if self.booted => {
+                    let busy = process::cpu_time_ms(self.pid).map_or(0.0, |ms| ms - self.cpu_baseline_ms);
+                    if busy > self.limits.compute_ms {
+                        return self.busy_exhausted();
+                    }
+                    let remaining = Duration::try_from_secs_f64((self.limits.compute_ms - busy).max(1.0) / 1000.0).unwrap_or(CPU_POLL);
+                    next_poll = Instant::now() + remaining.min(CPU_POLL);
+                }
+                Some(joined) = self.calls.join_next_with_id(), if !self.calls.is_empty() => {
+                    self.on_call_settled(joined);
                 }
                 read = reader.read(&mut chunk) => {
                     let n: usize = read.unwrap_or_default();
@@ -227,9 +240,6 @@ impl Driver {
                         return malformed(format!("frame exceeds {} bytes", self.frame_cap));
                     }
                 }
-                Some(joined) = self.calls.join_next_with_id(), if !self.calls.is_empty() => {
-                    self.on_call_settled(joined);
-                }
                 text = next_stray(stdout) => {
                     match text {
                         Some(text) => if let Some(finish) = self.admit_stray(text) { return finish; },
@@ -241,14 +251,6 @@ impl Driver {
                         Some(text) => if let Some(finish) = self.admit_stray(text) { return finish; },
                         None => *stderr = None,
                     }
-                }
-                () = sleep_until(next_poll), if self.booted => {
-                    let busy = process::cpu_time_ms(self.pid).map_or(0.0, |ms| ms - self.cpu_baseline_ms);
-                    if busy > self.limits.compute_ms {
-                        return self.busy_exhausted();
-                    }
-                    let remaining = Duration::try_from_secs_f64((self.limits.compute_ms - busy).max(1.0) / 1000.0).unwrap_or(CPU_POLL);
-                    next_poll = Instant::now() + remaining.min(CPU_POLL);
                 }
             }
         }
