@@ -6,11 +6,12 @@
 //! Spec: RUN-027 (busy time), RUN-034 (fresh state per run); containment: nothing the program started
 //! outlives the run.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Mutex;
 
 use tokio::net::UnixStream;
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
@@ -19,8 +20,20 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 pub(super) const PROTOCOL_FD: i32 = 3;
 
 /// Resolve `program` (a name searched on `PATH`, or a path) to the absolute path of the real interpreter
-/// by asking it for `sys.executable`. The bootstrap needs Python 3.10 or later.
+/// by asking it for `sys.executable`, once per process and name (a success is cached: starting an
+/// interpreter to ask costs as much as a run). The bootstrap needs Python 3.10 or later.
 pub(super) fn resolve_interpreter(program: &OsStr) -> Result<PathBuf, String> {
+    static RESOLVED: Mutex<Vec<(OsString, PathBuf)>> = Mutex::new(Vec::new());
+    let cached = RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(name, _)| name == program).map(|(_, p)| p.clone());
+    if let Some(path) = cached {
+        return Ok(path);
+    }
+    let path = ask_interpreter(program)?;
+    RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).push((program.to_owned(), path.clone()));
+    Ok(path)
+}
+
+fn ask_interpreter(program: &OsStr) -> Result<PathBuf, String> {
     let output = std::process::Command::new(program)
         .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable if sys.version_info >= (3, 10) else '')"])
         .stdin(Stdio::null())
