@@ -111,6 +111,8 @@ async fn top_level_await_and_return() {
     );
     let result = run("await tools.nope(1)").await;
     assert!(error_of(&result).1.ends_with("AttributeError: 'tools' object has no attribute 'nope'"), "{result:?}");
+    let program = "from __future__ import annotations\ndef f(x: Undefined) -> int:\n    return x\nreturn f.__annotations__";
+    assert_eq!(ok_value(run(program).await), Some(json!({"x": "Undefined", "return": "int"})));
     // Functions, classes and closures defined by the program see its top-level names.
     let program = "k = 3\ndef f(x):\n    return x * k\nclass C:\n    v = 2\nreturn [f(2), C.v, [k for _ in range(2)]]";
     assert_eq!(ok_value(run(program).await), Some(json!([6, 2, [3, 3]])));

@@ -539,8 +539,13 @@ def _compile(program, program_globals):
     linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
     tree = ast.parse(program, filename=_PROGRAM_FILE, mode="exec")
     wrapper = ast.parse("async def __dsh_main__():\n    pass\n", filename=_PROGRAM_FILE)
+    # `from __future__` imports must open a module: they stay there, ahead of the wrapper.
+    futures = []
+    while tree.body and isinstance(tree.body[0], ast.ImportFrom) and tree.body[0].module == "__future__":
+        futures.append(tree.body.pop(0))
     if tree.body:
         wrapper.body[0].body = tree.body
+    wrapper.body[0:0] = futures
     module = compile(wrapper, _PROGRAM_FILE, "exec", dont_inherit=True)
     exec(module, program_globals)
     main = program_globals.pop("__dsh_main__")
