@@ -269,15 +269,20 @@ class _Ledger:
         self.bytes = 2
         self.entries = 0
         self.truncated = False
+        self.lock = threading.Lock()
 
     def remaining(self):
         return self.max_bytes - self.bytes
 
     def push(self, text):
-        if self.truncated:
-            return
         if type(text) is not str:
             text = str(text)
+        with self.lock:
+            self._push(text)
+
+    def _push(self, text):
+        if self.truncated:
+            return
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
@@ -398,7 +403,7 @@ def _make_binding(global_name, name, error_class):
         text = None if args is _MISSING else _to_json(args)
         if text is None:
             raise fail("binding arguments must be lossless JSON")
-        if len(text) > _frame_cap:
+        if len(text) * 3 > _frame_cap and len(text.encode("utf-8")) > _frame_cap:
             raise fail(f"binding arguments exceed the {_frame_cap}-byte frame limit")
         call_id = _next_id[0]
         _next_id[0] += 1
