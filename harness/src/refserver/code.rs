@@ -14,6 +14,8 @@
 use std::sync::Arc;
 
 use dsh_conformance::fixture::{Language, RuntimeLimits};
+use dsh_tools::code::python::PythonRuntime;
+use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::code::{CodeDispatchEvent, CodeRuntime, CodeRuntimeLimits};
 use dsh_tools::{HookGuard, ToolRuntime};
 use serde_json::Value;
@@ -23,7 +25,7 @@ use super::rpc::{Failure, SETUP_REJECTED};
 use super::session::Shared;
 
 /// The runtimes `setup.runtime` can mount (advertised as `capabilities.runtimes`).
-pub const RUNTIMES: &[&str] = &[];
+pub const RUNTIMES: &[&str] = &["typescript", "python"];
 
 /// `setup.runtimeLimits` over the runtime defaults.
 pub fn limits(setup: Option<&RuntimeLimits>) -> CodeRuntimeLimits {
@@ -49,9 +51,13 @@ pub fn limits(setup: Option<&RuntimeLimits>) -> CodeRuntimeLimits {
     limits
 }
 
-/// The backend for `language`, built with `limits`.
-fn backend(language: Language, _limits: CodeRuntimeLimits) -> Result<Arc<dyn CodeRuntime>, Failure> {
-    Err(Failure::unsupported(format!("setup.runtime {} (the backend is not in dsh-tools yet)", language.as_str())))
+/// The backend for `language`, built with `limits` (a rejected configuration rejects the setup).
+fn backend(language: Language, limits: CodeRuntimeLimits) -> Result<Arc<dyn CodeRuntime>, Failure> {
+    let built: Result<Arc<dyn CodeRuntime>, _> = match language {
+        Language::Typescript => TypeScriptRuntime::new(limits).map(|r| Arc::new(r) as Arc<dyn CodeRuntime>),
+        Language::Python => PythonRuntime::new(limits).map(|r| Arc::new(r) as Arc<dyn CodeRuntime>),
+    };
+    built.map_err(|e| rejected(language, &e.message))
 }
 
 /// Mount the runtime `setup.runtime` names, if any; the guard keeps it mounted.
@@ -66,7 +72,6 @@ pub fn mount(
 }
 
 /// A setup the backend rejected (its construction failed).
-#[allow(dead_code)]
 fn rejected(language: Language, message: &str) -> Failure {
     Failure::new(SETUP_REJECTED, format!("setup: the {} runtime was rejected: {message}", language.as_str()))
 }

@@ -179,43 +179,46 @@ fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
     Ok(Value::Object(out))
 }
 
-/// One binding: submit the call and wait for its committed result.
+/// One binding: submit the call at once (upstream's binding is an async function whose synchronous part
+/// queues the call and kicks the lane before the program's next step), then wait for its committed result.
 fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
     Arc::new(move |argument: Option<Value>| {
-        let (name, outer, queue) = (name.clone(), Arc::clone(&outer), Arc::clone(&queue));
+        let over = |name: &str, what: &str| format!("run_code run is over ({}); {name} {what}", outer.run_signal.reason());
+        if outer.run_signal.aborted() {
+            if let Some(argument) = argument {
+                crate::value::dismantle(argument);
+            }
+            let message = over(&name, "not dispatched");
+            return Box::pin(async move { Err(message) });
+        }
+        let argument = match argument {
+            Some(argument) if crate::value::is_lossless(&argument) => argument,
+            other => {
+                if let Some(other) = other {
+                    crate::value::dismantle(other);
+                }
+                return Box::pin(async {
+                    Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned())
+                });
+            }
+        };
+        let n = queue.next_number();
+        let ctx = &outer.ctx;
+        let sub_call_id = format!("{}:code:{n}", ctx.call_id);
+        let logged = crate::value::deep_clone(&argument);
+        let input = ToolExecutionInput {
+            call_id: sub_call_id.clone(),
+            name: name.clone(),
+            arguments: argument,
+            signal: outer.run_signal.token().clone(),
+            agent: ctx.agent.clone(),
+            parent: Some(ctx.token),
+        };
+        let (reply, answer) = oneshot::channel();
+        queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });
+        let (name, outer) = (name.clone(), Arc::clone(&outer));
         Box::pin(async move {
             let over = |what: &str| format!("run_code run is over ({}); {name} {what}", outer.run_signal.reason());
-            if outer.run_signal.aborted() {
-                if let Some(argument) = argument {
-                    crate::value::dismantle(argument);
-                }
-                return Err(over("not dispatched"));
-            }
-            let argument = match argument {
-                Some(argument) if crate::value::is_lossless(&argument) => argument,
-                other => {
-                    if let Some(other) = other {
-                        crate::value::dismantle(other);
-                    }
-                    return Err(
-                        "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned()
-                    );
-                }
-            };
-            let n = queue.next_number();
-            let ctx = &outer.ctx;
-            let sub_call_id = format!("{}:code:{n}", ctx.call_id);
-            let logged = crate::value::deep_clone(&argument);
-            let input = ToolExecutionInput {
-                call_id: sub_call_id.clone(),
-                name: name.clone(),
-                arguments: argument,
-                signal: outer.run_signal.token().clone(),
-                agent: ctx.agent.clone(),
-                parent: Some(ctx.token),
-            };
-            let (reply, answer) = oneshot::channel();
-            queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });
             let outcome = match answer.await {
                 Ok(Reply::Settled(outcome)) => outcome,
                 Ok(Reply::Abandoned(reason)) => {
@@ -258,6 +261,11 @@ impl Future for RunAndDrain<'_> {
                 this.outer = None;
                 this.run_signal.abort((this.reason)());
             }
+        }
+        if this.run.is_some() {
+            // Submissions made before the run resolved start first, as upstream's do synchronously when
+            // the program calls a binding (an abandoned call is one the lane could not start yet).
+            let _ = this.pool.poll_lane(cx);
         }
         if let Some(run) = this.run.as_mut() {
             if let Poll::Ready(outcome) = Pin::new(run).poll(cx) {
