@@ -9,13 +9,27 @@
 //! Spec: RUN-026 (console capture and formatting), RUN-029 (log entries in the output ledger).
 
 use std::rc::Rc;
+use std::sync::OnceLock;
 
-use rquickjs::{Ctx, Function, Object, Value as JsValue};
+use rquickjs::module::WriteOptions;
+use rquickjs::{Context, Ctx, Function, Module, Object, Runtime, Value as JsValue};
 
 use super::host::{Host, Terminal};
 
 /// The in-engine helpers (see `prelude.js`).
 const PRELUDE: &str = include_str!("prelude.js");
+
+/// The prelude's bytecode, compiled once per process: compiling its source costs milliseconds per run,
+/// loading bytecode a small fraction of that.
+static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+
+fn compile() -> Result<Vec<u8>, String> {
+    let runtime = Runtime::new().map_err(|e| e.to_string())?;
+    let context = Context::full(&runtime).map_err(|e| e.to_string())?;
+    context
+        .with(|ctx| Module::declare(ctx, "dsh:prelude", PRELUDE)?.write(WriteOptions::default()))
+        .map_err(|e| e.to_string())
+}
 
 /// What the prelude hands back.
 pub(crate) struct Prelude<'js> {
@@ -28,7 +42,17 @@ pub(crate) struct Prelude<'js> {
 /// Evaluate the prelude with the host's `emit` (console text into the ledger) and `promiseState`, and
 /// define the global `process` (captured `stdout`/`stderr` writes).
 pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, source: &str) -> rquickjs::Result<Prelude<'js>> {
-    let factory: Function<'js> = ctx.eval(PRELUDE)?;
+    let bytes: &'static [u8] = match BYTECODE.get_or_init(compile) {
+        Ok(bytes) => bytes,
+        Err(message) => return Err(rquickjs::Error::new_from_js_message("prelude", "bytecode", message.clone())),
+    };
+    // SAFETY: `bytes` is bytecode this process's own QuickJS build wrote from `PRELUDE` (`compile`), and it is
+    // `'static`, as `Module::load` requires of data the loaded module may keep referencing.
+    #[allow(unsafe_code)]
+    let module = unsafe { Module::load(ctx.clone(), bytes) }?;
+    let (module, evaluated) = module.eval()?;
+    evaluated.finish::<()>()?;
+    let factory: Function<'js> = module.get("default")?;
     let natives = Object::new(ctx.clone())?;
     natives.set("source", source)?;
     let emit_host = host.clone();

@@ -7,7 +7,7 @@
 //! Files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop, limits), `host.rs`
 //! (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection class), `lossless.rs`
 //! (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim, `util.inspect` subset),
-//! `timers.rs`, `ledger.rs` (the output ledger).
+//! `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
@@ -29,6 +29,7 @@ mod engine;
 mod host;
 mod ledger;
 mod lossless;
+mod pool;
 mod strip;
 mod timers;
 
@@ -49,8 +50,6 @@ use crate::value::js_number_string;
 const MIN_OUTPUT_BYTES: u64 = 4;
 /// Upstream `MAX_TIMER_DELAY_MS` (Node clamps a longer `setTimeout` delay to 1 ms).
 const MAX_TIMER_DELAY_MS: f64 = 2_147_483_647.0;
-/// The run thread's stack: deep values and deeply nested program text are walked here.
-const RUN_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// Upstream `RESERVED_BINDING_GLOBALS`.
 const RESERVED_BINDING_GLOBALS: [&str; 5] = ["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
@@ -185,7 +184,7 @@ impl Drop for DropGuard {
     }
 }
 
-/// Strip and execute on the run's own thread (large stack, the caller's tokio runtime entered so binding
+/// Strip and execute on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding
 /// futures and timers use it).
 fn run_on_thread(request: CodeRunRequest, limits: CodeRuntimeLimits, dropped: CancellationToken) -> CodeRunResult {
     let code = match strip::strip_program(&request.program) {
@@ -212,7 +211,7 @@ impl CodeRuntime for TypeScriptRuntime {
             let guard = DropGuard(dropped.clone());
             let (tx, rx) = tokio::sync::oneshot::channel();
             let handle = tokio::runtime::Handle::try_current().ok();
-            let spawned = std::thread::Builder::new().name("dsh-ts-run".to_owned()).stack_size(RUN_STACK_BYTES).spawn(move || {
+            let spawned = pool::submit(Box::new(move || {
                 let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
                 let result = if handle.is_some() {
                     run_on_thread(request, limits, dropped)
@@ -220,15 +219,17 @@ impl CodeRuntime for TypeScriptRuntime {
                     // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
                     match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
                         Ok(rt) => {
-                            let _inner = rt.enter();
-                            run_on_thread(request, limits, dropped)
+                            let inner = rt.enter();
+                            let result = run_on_thread(request, limits, dropped);
+                            drop(inner);
+                            result
                         }
                         Err(error) => ledger::Ledger::new(limits.max_output_bytes)
                             .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
                     }
                 };
                 let _ = tx.send(result);
-            });
+            }));
             if let Err(error) = spawned {
                 return Ok(ledger::Ledger::new(limits.max_output_bytes)
                     .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")));

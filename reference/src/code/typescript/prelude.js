@@ -1,4 +1,5 @@
-// The in-engine half of the TypeScript runtime, evaluated once per run before the program (so every
+// The in-engine half of the TypeScript runtime: a module compiled to bytecode once per process and
+// loaded in each run's fresh context before the program (so every
 // intrinsic below is captured before model code can touch a global). It builds:
 //  - `inspect`: a subset of Node's `util.inspect` with upstream's console options (depth 4,
 //    maxArrayLength 100, maxStringLength 10000, breakLength 80, compact 3), written from Node's documented
@@ -10,7 +11,7 @@
 //  - `makeErrorClass`: a namespace's rejection class (a real `Error` subclass, so `instanceof` works);
 //  - `describeThrown`: the exception text upstream reports (`error.stack` for errors, else `String(x)`).
 // `host` is { emit(text), promiseState(p), source } from Rust (`source`: the body the engine compiles).
-(function (host) {
+export default function (host) {
   'use strict';
   const emit = host.emit;
   const promiseState = host.promiseState;
@@ -808,4 +809,4 @@
   }
 
   return { inspect, makeConsole, makeProcess, makeErrorClass, describeThrown, ErrorCtor };
-})
+}

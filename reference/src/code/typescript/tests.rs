@@ -528,3 +528,42 @@ async fn figures() {
     println!("{{\"figure\": \"run_code_100_sequential_calls\", \"median_us\": {calls:.1}}}");
     println!("{{\"figure\": \"run_code_1000_sequential_calls\", \"median_us\": {thousand:.1}}}");
 }
+
+/// Where a trivial run's time goes (development aid, release).
+#[test]
+#[ignore = "measurement; run in release"]
+fn figures_breakdown() {
+    let time = |label: &str, f: &dyn Fn()| {
+        let mut t = Vec::new();
+        for _ in 0..50 {
+            let s = std::time::Instant::now();
+            f();
+            t.push(s.elapsed().as_secs_f64() * 1e6);
+        }
+        t.sort_by(f64::total_cmp);
+        println!("{label}: {:.1} us", t[25]);
+    };
+    time("strip", &|| {
+        super::strip::strip_program("return 1").unwrap();
+    });
+    time("thread spawn+join", &|| {
+        std::thread::Builder::new().stack_size(super::pool::RUN_STACK_BYTES).spawn(|| ()).unwrap().join().unwrap();
+    });
+    time("engine", &|| {
+        let spec = super::engine::RunSpec {
+            code: "return 1".to_owned(),
+            namespaces: vec![tools()],
+            signal: RunSignal::new(),
+            limits: limits(),
+            dropped: tokio_util::sync::CancellationToken::new(),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let _g = rt.enter();
+        super::engine::execute(spec);
+    });
+    time("bare runtime+context", &|| {
+        let rt = rquickjs::Runtime::new().unwrap();
+        let ctx = rquickjs::Context::full(&rt).unwrap();
+        ctx.with(|ctx| ctx.eval::<i32, _>("1").unwrap());
+    });
+}
