@@ -1,14 +1,16 @@
 //! Properties of the SDK renderers over generated schemas: they never panic, the text does not
-//! depend on the order of the tool list, and the Python section parses (`ast.parse`, all cases in
-//! one `python3` run). `PROPTEST_CASES` sets the case count (default 64).
+//! depend on the order of the tool list, the TypeScript block parses as a TypeScript module
+//! (`swc_ecma_parser`, the parser swc's type stripper already builds on) and the Python section parses
+//! (`ast.parse`, all cases in one `python3` run). `PROPTEST_CASES` sets the case count (default 64).
+//! Also the context-free codegens `json_schema_to_ts` / `json_schema_to_py`, which no scenario can reach.
 //!
-//! TypeScript parse-checking is not done here: `swc_ecma_parser` and `oxc_parser` each take several
-//! minutes to compile on the 2-core machines this project builds on.
+//! Spec: SDK-006 (order independence), SDK-008/SDK-009/SDK-010/SDK-011 (names and descriptions keep the
+//! blocks parseable), SDK-023 (the `list[` cap keeps Python parseable), SDK-024 (total), SDK-026.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use dsh_tools::sdk::{SdkToolSchema, render_tools_sdk, render_tools_sdk_py};
+use dsh_tools::sdk::{SdkToolSchema, json_schema_to_py, json_schema_to_ts, render_tools_sdk, render_tools_sdk_py};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
@@ -112,6 +114,8 @@ fn renderers_are_total_deterministic_and_python_parses() {
         prop_assert_eq!(&typescript, &render_tools_sdk(&shuffled));
         prop_assert_eq!(&python, &render_tools_sdk_py(&shuffled));
         prop_assert!(typescript.starts_with("## Writing code for run_code") && typescript.ends_with("\n```"));
+        let errors = ts_parse_errors(ts_block(&typescript));
+        prop_assert!(errors.is_empty(), "the TypeScript block does not parse: {:?}\n{}", errors, ts_block(&typescript));
         python_sections.borrow_mut().push(python);
         Ok(())
     });
@@ -139,4 +143,71 @@ fn check_python_parses(sections: &[String]) {
     }
     let output = child.wait_with_output().unwrap_or_else(|e| panic!("python3: {e}"));
     assert!(output.status.success(), "unparseable Python SDK:\n{}", String::from_utf8_lossy(&output.stdout));
+}
+
+/// The declarations inside the section's ```ts fence (empty when the fence is missing, which then fails
+/// the parse check's caller through the prefix assertion).
+fn ts_block(section: &str) -> &str {
+    section.split_once("```ts\n").and_then(|(_, rest)| rest.strip_suffix("\n```")).unwrap_or("")
+}
+
+/// Every syntax error swc reports for `code` parsed as a TypeScript module, recovered ones included.
+fn ts_parse_errors(code: &str) -> Vec<String> {
+    use swc_common::BytePos;
+    use swc_ecma_parser::{Parser, StringInput, Syntax, TsSyntax};
+
+    let end = u32::try_from(code.len()).unwrap_or(u32::MAX - 1).saturating_add(1);
+    let input = StringInput::new(code, BytePos(1), BytePos(end));
+    let mut parser = Parser::new(Syntax::Typescript(TsSyntax::default()), input, None);
+    let result = parser.parse_typescript_module();
+    let mut errors: Vec<String> = parser.take_errors().into_iter().map(|e| format!("{:?}", e.into_kind())).collect();
+    if let Err(e) = result {
+        errors.push(format!("{:?}", e.into_kind()));
+    }
+    errors
+}
+
+/// The parse check has teeth: breaking a rendered block in the ways a renderer bug would (an unescaped
+/// `*/` in a doc line, an unquoted exotic key, a stray or a missing brace) is reported.
+#[test]
+fn the_typescript_check_rejects_broken_blocks() {
+    let tools = vec![SdkToolSchema {
+        name: "my-tool".into(),
+        description: Some("ends */ here".into()),
+        parameters: json!({"type": "object", "properties": {"a b": {"type": "string"}, "n": {"type": "integer"}}, "required": ["n"]}),
+        output: None,
+    }];
+    let section = render_tools_sdk(&tools);
+    let block = ts_block(&section);
+    assert_eq!(ts_parse_errors(block), Vec::<String>::new(), "{block}");
+    let broken = [
+        block.replace("*\\/", "*/"),
+        block.replace("\"my-tool\"", "my-tool"),
+        block.replace("\"a b\"?", "a b?"),
+        block.replacen("interface ToolOutputMap {", "interface ToolOutputMap {{", 1),
+        block.replacen('}', "", 1),
+    ];
+    for text in broken {
+        assert_ne!(text, block, "the mutation did not apply");
+        assert!(!ts_parse_errors(&text).is_empty(), "accepted a broken block:\n{text}");
+    }
+}
+
+/// SDK-026: outside a render the Python codegen has no naming context, so every object is
+/// `dict[str, Any]`; the TypeScript one renders at indentation 0; both degrade what is outside the subset.
+#[test]
+fn codegens_outside_a_render() {
+    let object = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"type": "integer", "enum": [1, 2]}}}, "required": ["a"]});
+    assert_eq!(json_schema_to_ts(&object), "{\n  a: string;\n  b?: (1 | 2)[];\n} & Record<string, JsonValue>");
+    assert_eq!(json_schema_to_py(&object), "dict[str, Any]");
+    let union = json!({"oneOf": [object, {"type": "null"}]});
+    assert_eq!(json_schema_to_ts(&union), "{\n  a: string;\n  b?: (1 | 2)[];\n} & Record<string, JsonValue> | null");
+    assert_eq!(json_schema_to_py(&union), "dict[str, Any] | None");
+    let closed = json!({"type": "object", "additionalProperties": false});
+    assert_eq!(json_schema_to_ts(&closed), "Record<string, never>");
+    assert_eq!(json_schema_to_py(&closed), "dict[str, Any]");
+    for degraded in [json!({"$ref": "#"}), Value::Null, json!([1]), json!({"type": "string", "pattern": "a"})] {
+        assert_eq!(json_schema_to_ts(&degraded), "unknown");
+        assert_eq!(json_schema_to_py(&degraded), "Any");
+    }
 }
