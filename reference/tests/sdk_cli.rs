@@ -1,5 +1,7 @@
 //! The `dsh-sdk` command: prints the renderer's text plus one newline for a tool list or an MCP
 //! `tools/list` result (file or stdin), and exits 2 naming the tool and JSON path on bad input.
+//!
+//! Spec: SDK-001, SDK-003 (the text as rendered).
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

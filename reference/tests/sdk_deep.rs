@@ -1,6 +1,8 @@
 //! Deep schemas (100,000 levels) render without overflowing the stack, in linear time, with the
 //! exact text upstream's walk defines. Values are built, rendered and dropped on a 512 MiB-stack
 //! thread because `serde_json::Value` drops recursively.
+//!
+//! Spec: SDK-023, SDK-024.
 
 use dsh_tools::sdk::{SdkToolSchema, json_schema_to_py, json_schema_to_ts, render_tools_sdk, render_tools_sdk_py};
 use serde_json::{Value, json};

@@ -3,6 +3,8 @@
 //! (`{ "tools": [{ name, description, inputSchema, outputSchema? }] }`); each entry may use either
 //! spelling. A non-string description reads as absent (upstream renders it so). A schema value is taken as is (the renderers degrade what they cannot express); only
 //! the list's own structure is checked, and an error names the tool and the JSON path.
+//!
+//! Spec: SDK-024 (what the list itself must be; its schemas are never checked).
 
 use std::fmt;
 

@@ -1,12 +1,12 @@
 //! The JavaScript semantics the SDK text depends on: `\s` and `trim`, `JSON.stringify` of strings and
-//! numbers, `Number.prototype.toString`, `BigInt` digits, UTF-16 string order and length, and the
-//! property order of `Object.entries` (array-index keys first, ascending, then insertion order). Number
-//! formatting and array-index keys are `crate::value`'s, shared with the registry's messages.
+//! numbers, `Number.prototype.toString`, `BigInt` digits, and UTF-16 string order and length. Number
+//! formatting and array-index keys (for `Object.entries` order, applied in `subset`) are
+//! `crate::value`'s, shared with the registry's messages.
+//!
+//! Spec: SDK-006 (UTF-16 order), SDK-008 (JSON-quoted keys), SDK-025 (number text).
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
-
-use serde_json::{Map, Value};
 
 /// ECMAScript `WhiteSpace` plus `LineTerminator`: what `\s` matches and `trim` removes.
 pub(crate) fn is_js_whitespace(c: char) -> bool {
@@ -127,25 +127,6 @@ pub(crate) fn cmp_utf16(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-/// `Object.entries` order of a parsed JSON object.
-pub(crate) fn entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
-    let mut indexed: Vec<(u32, &str, &Value)> = Vec::new();
-    let mut named: Vec<(&str, &Value)> = Vec::with_capacity(map.len());
-    for (key, value) in map {
-        match array_index(key) {
-            Some(index) => indexed.push((index, key.as_str(), value)),
-            None => named.push((key.as_str(), value)),
-        }
-    }
-    if indexed.is_empty() {
-        return named;
-    }
-    indexed.sort_unstable_by_key(|&(index, _, _)| index);
-    let mut ordered: Vec<(&str, &Value)> = indexed.into_iter().map(|(_, k, v)| (k, v)).collect();
-    ordered.extend(named);
-    ordered
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,13 +167,6 @@ mod tests {
         s.clear();
         push_exact_integer(&mut s, 2f64.powi(70));
         assert_eq!(s, "1180591620717411303424");
-    }
-
-    #[test]
-    fn entries_put_array_indices_first() {
-        let value: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5,"4294967295":6}"#).unwrap_or(Value::Null);
-        let keys: Vec<&str> = value.as_object().map(|m| entries(m).into_iter().map(|(k, _)| k).collect()).unwrap_or_default();
-        assert_eq!(keys, ["2", "10", "b", "a", "01", "4294967295"]);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! Both renderers are total: unsupported schema constructs degrade (`unknown` / `Any`), nothing
 //! panics, and schemas of any depth are walked with explicit stacks. Output is deterministic: tools
 //! are ordered by name (UTF-16 code unit order, stable for equal names).
+//!
+//! Spec: SDK-006 (order), SDK-024 (total).
 
 mod input;
 mod js;

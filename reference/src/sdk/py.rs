@@ -7,12 +7,18 @@
 //! `__debug__`, or a name-mangled `__x`) is `dict[str, Any]`, as is an open object without
 //! properties and every object in the context-free [`json_schema_to_py`]; a `list[…]` chain deeper
 //! than 180 brackets degrades to `Any` so the block stays parseable. Walked with an explicit stack.
+//!
+//! Spec: SDK-003, SDK-004, SDK-005, SDK-007, SDK-009, SDK-011, SDK-014, SDK-016, SDK-017, SDK-018, SDK-019,
+//! SDK-020, SDK-021, SDK-022, SDK-023, SDK-025, SDK-026.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::subset::{self, Keywords, Required};
+use super::subset::{Analysis, Keywords, Required};
 use super::{SdkToolSchema, js, names, sort_by_name};
 
 /// The fixed usage contract above the declarations.
@@ -34,73 +40,86 @@ const MAX_LIST_NESTING: usize = 180;
 /// `dict[str, Any]`; anything outside the enforced subset is `Any`.
 pub fn json_schema_to_py(schema: &Value) -> String {
     let mut state = State::default();
-    render_type(Some(schema), "", &mut state)
+    let mut scratch = Scratch::default();
+    let mut out = String::new();
+    render_type(&mut out, Some(schema), String::new(), &mut state, &mut scratch);
+    out
 }
 
 /// The complete Python SDK section for a tool set, tools in UTF-16 name order.
+///
+/// The class declarations are written straight into the section after its head; the `typing` line,
+/// known only once everything is rendered, is inserted at the end.
 pub fn render_tools_sdk_py(schemas: &[SdkToolSchema]) -> String {
     let sorted = sort_by_name(schemas);
-    let mut state = State { protocol: true, ..State::default() };
+    let mut head = String::with_capacity(INSTRUCTIONS.len() + 512 + schemas.len() * 640);
+    head.push_str(INSTRUCTIONS);
+    head.push_str("\n\n```python\nfrom typing import ");
+    let imports_at = head.len();
+    head.push_str("\n\nclass ToolCallError(Exception):\n    toolName: str\n\n");
+    let mut state = State { protocol: true, classes: head, ..State::default() };
+    state.used.reserve(schemas.len() * 2);
+    let mut scratch = Scratch::default();
     let mut members = String::with_capacity(schemas.len() * 128);
     let mut statements = 0usize;
     for tool in &sorted {
         let base = names::camel_case(&tool.name);
-        let arg_type = render_type(Some(&tool.parameters), &format!("{base}Args"), &mut state);
-        let output_type = render_type(tool.output.as_ref(), &format!("{base}Output"), &mut state);
-        let description = tool.description.as_deref().and_then(describe);
+        let attribute = names::is_attribute_name(&tool.name);
         members.push('\n');
-        if names::is_attribute_name(&tool.name) {
+        if attribute {
             statements += 1;
             members.push_str("    async def ");
             members.push_str(&tool.name);
             members.push_str("(self, args: ");
-            members.push_str(&arg_type);
-            members.push_str(") -> ");
-            members.push_str(&output_type);
-            match description {
-                Some(description) => {
-                    members.push_str(":\n        \"\"\"");
-                    members.push_str(&description.replace('\\', "\\\\").replace('"', "\\\""));
-                    members.push_str("\"\"\"");
-                }
-                None => members.push_str(": ..."),
-            }
         } else {
             members.push_str("    # tools[");
             js::push_json_string(&mut members, &tool.name);
             members.push_str("](args: ");
-            members.push_str(&arg_type);
-            members.push_str(") -> ");
-            members.push_str(&output_type);
-            if let Some(description) = description {
-                members.push_str("\n    #   ");
-                members.push_str(&description);
+        }
+        // Argument classes are allocated before output classes, as the annotations read.
+        render_type(&mut members, Some(&tool.parameters), format!("{base}Args"), &mut state, &mut scratch);
+        members.push_str(") -> ");
+        render_type(&mut members, tool.output.as_ref(), format!("{base}Output"), &mut state, &mut scratch);
+        let description = tool.description.as_deref().and_then(describe);
+        if attribute {
+            match description {
+                Some(description) => {
+                    members.push_str(":\n        \"\"\"");
+                    for c in description.chars() {
+                        match c {
+                            '\\' => members.push_str("\\\\"),
+                            '"' => members.push_str("\\\""),
+                            _ => members.push(c),
+                        }
+                    }
+                    members.push_str("\"\"\"");
+                }
+                None => members.push_str(": ..."),
             }
+        } else if let Some(description) = description {
+            members.push_str("\n    #   ");
+            members.push_str(&description);
         }
     }
-    let mut out = String::with_capacity(INSTRUCTIONS.len() + state.classes.len() + members.len() + 256);
-    out.push_str(INSTRUCTIONS);
-    out.push_str("\n\n```python\nfrom typing import ");
-    let imports = [
+    let mut imports = String::with_capacity(64);
+    let symbols = [
         (state.any, "Any"),
         (state.literal, "Literal"),
         (state.not_required, "NotRequired"),
         (state.protocol, "Protocol"),
         (state.typed_dict, "TypedDict"),
     ];
-    let mut first = true;
-    for (used, symbol) in imports {
+    for (used, symbol) in symbols {
         if used {
-            if !first {
-                out.push_str(", ");
+            if !imports.is_empty() {
+                imports.push_str(", ");
             }
-            first = false;
-            out.push_str(symbol);
+            imports.push_str(symbol);
         }
     }
-    out.push_str("\n\nclass ToolCallError(Exception):\n    toolName: str\n\n");
-    if !state.classes.is_empty() {
-        out.push_str(&state.classes);
+    let declared = state.declared > 0;
+    let mut out = state.classes;
+    if declared {
         out.push_str("\n\n");
     }
     out.push_str("class Tools(Protocol):");
@@ -109,16 +128,19 @@ pub fn render_tools_sdk_py(schemas: &[SdkToolSchema]) -> String {
     }
     out.push_str(&members);
     out.push_str("\n\ntools: Tools\n```");
+    out.insert_str(imports_at, &imports);
     out
 }
 
-/// What one render accumulates: declared classes (in declaration order, joined by blank lines), the
-/// class names taken, per-base collision counters, and the `typing` symbols used.
+/// What one render accumulates: declared classes (in declaration order, joined by blank lines, after
+/// whatever text `classes` started with), the class names taken, per-base collision counters, and the
+/// `typing` symbols used.
 #[derive(Default)]
 struct State {
     classes: String,
-    used: HashSet<String>,
-    next_suffix: HashMap<String, u64>,
+    declared: usize,
+    used: HashSet<Rc<str>>,
+    next_suffix: HashMap<Rc<str>, u64>,
     any: bool,
     literal: bool,
     not_required: bool,
@@ -128,34 +150,44 @@ struct State {
 
 impl State {
     /// Reserve a unique class name: the capped base, or the base with the next free numeric suffix.
-    fn allocate(&mut self, base: &str) -> String {
+    fn allocate(&mut self, base: &str) -> Rc<str> {
         let capped = names::cap_class_name(base);
-        let name = if self.used.contains(capped) {
-            let mut n = self.next_suffix.get(capped).copied().unwrap_or(2);
-            let mut candidate = format!("{capped}{n}");
-            while self.used.contains(&candidate) {
-                n += 1;
-                candidate = format!("{capped}{n}");
-            }
-            self.next_suffix.insert(capped.to_owned(), n + 1);
-            candidate
-        } else {
-            capped.to_owned()
-        };
+        let name: Rc<str> = Rc::from(capped);
+        if self.used.insert(name.clone()) {
+            return name;
+        }
+        let mut n = self.next_suffix.get(capped).copied().unwrap_or(2);
+        let mut candidate = format!("{capped}{n}");
+        while self.used.contains(candidate.as_str()) {
+            n += 1;
+            candidate = format!("{capped}{n}");
+        }
+        self.next_suffix.insert(name, n + 1);
+        let name: Rc<str> = Rc::from(candidate);
         self.used.insert(name.clone());
         name
     }
 
     fn push_class(&mut self, class: &str) {
-        if !self.classes.is_empty() {
+        if self.declared > 0 {
             self.classes.push_str("\n\n");
         }
+        self.declared += 1;
         self.classes.push_str(class);
     }
 }
 
 /// A schema `description` collapsed to one line with controls escaped; `None` when nothing is left.
-fn describe(description: &str) -> Option<String> {
+/// Borrowed when there is nothing to change (printable ASCII with single inner spaces).
+fn describe(description: &str) -> Option<Cow<'_, str>> {
+    let bytes = description.as_bytes();
+    let plain = bytes.first().is_some_and(|&b| b != b' ')
+        && bytes.last().is_some_and(|&b| b != b' ')
+        && bytes.iter().all(|&b| (0x20..0x7F).contains(&b))
+        && !bytes.windows(2).any(|pair| pair == b"  ");
+    if plain {
+        return Some(Cow::Borrowed(description));
+    }
     let mut collapsed = String::with_capacity(description.len());
     js::push_collapsed(&mut collapsed, description);
     if collapsed.bytes().any(|b| b < 0x20 || b == 0x7F) || collapsed.contains(|c| ('\u{80}'..='\u{9F}').contains(&c)) {
@@ -163,14 +195,14 @@ fn describe(description: &str) -> Option<String> {
         for c in collapsed.chars() {
             let cp = c as u32;
             if cp <= 0x08 || (0x0E..=0x1F).contains(&cp) || (0x7F..=0x9F).contains(&cp) {
-                escaped.push_str(&format!("\\x{cp:02x}"));
+                let _ = write!(escaped, "\\x{cp:02x}");
             } else {
                 escaped.push(c);
             }
         }
         collapsed = escaped;
     }
-    (!collapsed.is_empty()).then_some(collapsed)
+    (!collapsed.is_empty()).then_some(Cow::Owned(collapsed))
 }
 
 /// A Python literal for a validated scalar.
@@ -214,20 +246,22 @@ fn push_scalar(out: &mut String, k: &Keywords<'_>, broad: &str, state: &mut Stat
 }
 
 enum Task<'a> {
-    Node { node: &'a Value, class_name: ClassName<'a>, list_depth: usize },
+    /// Render node `id` of the current analysis.
+    Node { id: usize, class_name: ClassName<'a>, list_depth: usize },
     Text(&'static str),
-    /// Start one `TypedDict` field line in the innermost open class.
-    Field { name: &'a str, prop: &'a Value, required: bool },
+    /// Start one `TypedDict` field line in the innermost open class; `id` is the field's schema node.
+    Field { name: &'a str, id: usize, required: bool },
     /// Close the innermost open class: its openness comment, `pass` if empty, then declare it.
-    CloseClass { name: String, open: bool, empty: bool },
+    CloseClass { name: Rc<str>, open: bool, empty: bool },
 }
 
 /// A class-name base, derived only when a node needs it: most fields are scalars and never do.
-#[derive(Clone)]
 enum ClassName<'a> {
     Ready(String),
     /// The base of field `field` of the class allocated as `parent`.
-    Field { parent: std::rc::Rc<str>, field: &'a str },
+    Field { parent: Rc<str>, field: &'a str },
+    /// The base of `oneOf` branch `index` (1-based) of a union named `parent`.
+    Branch { parent: Rc<str>, index: usize },
 }
 
 impl ClassName<'_> {
@@ -235,28 +269,44 @@ impl ClassName<'_> {
         match self {
             ClassName::Ready(name) => name,
             ClassName::Field { parent, field } => names::child_class_name(&parent, &names::camel_case(field)),
+            ClassName::Branch { parent, index } => names::child_class_name(&parent, &index.to_string()),
         }
     }
 }
 
-/// Render `schema` (absent = not a schema) as a type expression; `class_name` names its object
-/// shape, and the empty name marks the context-free entry point.
-fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> String {
-    let Some((schema, analysis)) = schema.and_then(|s| Some((s, subset::analyze(s)?))) else {
+/// Buffers reused by every `render_type` of one render: the analysis, the task stack, the open class
+/// bodies and spare strings for them.
+#[derive(Default)]
+struct Scratch<'a> {
+    analysis: Analysis<'a>,
+    tasks: Vec<Task<'a>>,
+    bodies: Vec<String>,
+    spare: Vec<String>,
+}
+
+/// Append the type expression of `schema` (absent = not a schema) to `out`; `class_name` names its
+/// object shape, and the empty name marks the context-free entry point.
+fn render_type<'a>(out: &mut String, schema: Option<&'a Value>, class_name: String, state: &mut State, scratch: &mut Scratch<'a>) {
+    let Scratch { analysis, tasks, bodies, spare } = scratch;
+    if !schema.is_some_and(|schema| analysis.analyze(schema, false)) {
         state.any = true;
-        return "Any".to_owned();
-    };
-    let mut next_id = 0usize;
+        out.push_str("Any");
+        return;
+    }
     let context_free = class_name.is_empty();
-    // sinks[0] receives the expression; each open class body is a further sink.
-    let mut sinks: Vec<String> = vec![String::new()];
-    let mut tasks: Vec<Task<'_>> = vec![Task::Node { node: schema, class_name: ClassName::Ready(class_name.to_owned()), list_depth: 0 }];
+    tasks.clear();
+    bodies.clear();
+    tasks.push(Task::Node { id: 0, class_name: ClassName::Ready(class_name), list_depth: 0 });
     while let Some(task) = tasks.pop() {
-        let Some(sink) = sinks.last_mut() else { break };
+        // The innermost open class body, else the expression itself.
+        let sink: &mut String = match bodies.last_mut() {
+            Some(body) => body,
+            None => &mut *out,
+        };
         match task {
             Task::Text(text) => sink.push_str(text),
-            Task::Field { name, prop, required } => {
-                if let Some(description) = prop.get("description").and_then(Value::as_str).and_then(describe) {
+            Task::Field { name, id, required } => {
+                if let Some(description) = analysis.keys[id].description.and_then(Value::as_str).and_then(describe) {
                     sink.push_str("\n    # ");
                     sink.push_str(&description);
                 }
@@ -275,33 +325,30 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                 } else if empty {
                     sink.push_str("\n    pass");
                 }
-                if let Some(class) = sinks.pop() {
+                if let Some(mut class) = bodies.pop() {
                     state.push_class(&class);
+                    class.clear();
+                    spare.push(class);
                 }
-                if let Some(parent) = sinks.last_mut() {
-                    parent.push_str(&name);
-                }
+                let parent: &mut String = match bodies.last_mut() {
+                    Some(body) => body,
+                    None => &mut *out,
+                };
+                parent.push_str(&name);
             }
-            Task::Node { node, class_name, list_depth } => {
-                let id = next_id;
-                next_id += 1;
-                // A degraded node's subtree is never visited: step over its ids.
-                let subtree = analysis.sizes.get(id).copied().unwrap_or(1);
-                if !node.is_object() {
-                    state.any = true;
-                    sink.push_str("Any");
-                    continue;
-                }
-                let k = analysis.keys.get(id).copied().unwrap_or_default();
+            Task::Node { id, class_name, list_depth } => {
+                let k = analysis.keys[id];
                 if let Some(Value::Array(branches)) = k.one_of {
-                    let class_name = class_name.resolve();
-                    for (index, branch) in branches.iter().enumerate().rev() {
-                        let branch_name = names::child_class_name(&class_name, &(index + 1).to_string());
-                        tasks.push(Task::Node { node: branch, class_name: ClassName::Ready(branch_name), list_depth });
+                    let parent: Rc<str> = Rc::from(class_name.resolve());
+                    let first = tasks.len();
+                    for (index, child) in analysis.child_ids(id, branches.len()).enumerate() {
                         if index > 0 {
                             tasks.push(Task::Text(" | "));
                         }
+                        let class_name = ClassName::Branch { parent: parent.clone(), index: index + 1 };
+                        tasks.push(Task::Node { id: child, class_name, list_depth });
                     }
+                    tasks[first..].reverse();
                     continue;
                 }
                 let Some(ty) = k.ty.and_then(Value::as_str) else {
@@ -320,22 +367,20 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                             state.any = true;
                             sink.push_str("list[Any]");
                         }
+                        // Past the cap the chain degrades; its subtree is never visited.
                         Some(_) if list_depth >= MAX_LIST_NESTING => {
                             state.any = true;
                             sink.push_str("Any");
-                            next_id += subtree - 1;
                         }
-                        Some(items) => {
+                        Some(_) => {
                             sink.push_str("list[");
                             tasks.push(Task::Text("]"));
-                            tasks.push(Task::Node { node: items, class_name, list_depth: list_depth + 1 });
+                            tasks.push(Task::Node { id: id + 1, class_name, list_depth: list_depth + 1 });
                         }
                     },
                     "object" => {
-                        let entries = match k.properties {
-                            Some(Value::Object(properties)) => js::entries(properties),
-                            _ => Vec::new(),
-                        };
+                        let (start, end) = analysis.prop_ranges[id];
+                        let entries = &analysis.props[start..end];
                         let open = k.open();
                         if context_free
                             || !entries.iter().all(|(name, _)| names::is_field_name(name))
@@ -343,29 +388,28 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
                         {
                             state.any = true;
                             sink.push_str("dict[str, Any]");
-                            next_id += subtree - 1;
                             continue;
                         }
                         let allocated = state.allocate(&class_name.resolve());
                         state.typed_dict = true;
                         let required = Required::of(&k);
-                        let mut body = String::with_capacity(64 + entries.len() * 32);
+                        let mut body = spare.pop().unwrap_or_default();
                         body.push_str("class ");
                         body.push_str(&allocated);
                         body.push_str("(TypedDict):");
-                        sinks.push(body);
-                        let empty = entries.is_empty();
-                        let parent: std::rc::Rc<str> = std::rc::Rc::from(allocated.as_str());
-                        tasks.push(Task::CloseClass { name: allocated, open, empty });
-                        for (name, prop) in entries.into_iter().rev() {
-                            let field_class = ClassName::Field { parent: parent.clone(), field: name };
+                        bodies.push(body);
+                        tasks.push(Task::CloseClass { name: allocated.clone(), open, empty: entries.is_empty() });
+                        let first = tasks.len();
+                        for (&(name, _), child) in entries.iter().zip(analysis.child_ids(id, end - start)) {
                             let is_required = required.contains(name);
+                            tasks.push(Task::Field { name, id: child, required: is_required });
+                            let class_name = ClassName::Field { parent: allocated.clone(), field: name };
+                            tasks.push(Task::Node { id: child, class_name, list_depth: 1 });
                             if !is_required {
                                 tasks.push(Task::Text("]"));
                             }
-                            tasks.push(Task::Node { node: prop, class_name: field_class, list_depth: 1 });
-                            tasks.push(Task::Field { name, prop, required: is_required });
                         }
+                        tasks[first..].reverse();
                     }
                     _ => {
                         state.any = true;
@@ -375,5 +419,4 @@ fn render_type(schema: Option<&Value>, class_name: &str, state: &mut State) -> S
             }
         }
     }
-    sinks.into_iter().next().unwrap_or_default()
 }

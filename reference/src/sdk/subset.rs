@@ -1,8 +1,14 @@
 //! The enforced JSON Schema subset, as a yes/no verdict: the SDK renderers render a schema only when
 //! the whole tree belongs to it and degrade it whole otherwise (TypeScript `unknown`, Python `Any`).
+//! The same single pass ([`Analysis`]) records what rendering needs, so the renderers never read a
+//! schema's keys again: keywords, subtree sizes, properties in `Object.entries` order, and the
+//! TypeScript union flags that decide array parentheses.
 //! The subset: any JSON root object; annotation-only schemas; one scalar `type`; object
 //! `properties`/`required`/boolean `additionalProperties`; array `items`; type-correct scalar
 //! `enum`/`const`; `oneOf` with at least two branches. Walked with an explicit stack.
+//!
+//! Spec: SDK-015 and SDK-019 (what degrades: SCHEMA-019..025 restated as a verdict), SDK-013 (union
+//! flags), SDK-014 (property order).
 
 use serde_json::{Map, Value};
 
@@ -69,21 +75,22 @@ impl<'a> Keywords<'a> {
     pub(crate) fn of(map: &'a Map<String, Value>) -> Self {
         let mut k = Keywords::default();
         for (key, value) in map {
-            match key.as_str() {
-                "type" => k.ty = Some(value),
-                "oneOf" => k.one_of = Some(value),
-                "properties" => k.properties = Some(value),
-                "required" => k.required = Some(value),
-                "additionalProperties" => k.additional_properties = Some(value),
-                "items" => k.items = Some(value),
-                "enum" => k.enumeration = Some(value),
-                "const" => k.constant = Some(value),
-                "description" => {
+            // Byte patterns compile to a length switch and inline compares.
+            match key.as_bytes() {
+                b"type" => k.ty = Some(value),
+                b"oneOf" => k.one_of = Some(value),
+                b"properties" => k.properties = Some(value),
+                b"required" => k.required = Some(value),
+                b"additionalProperties" => k.additional_properties = Some(value),
+                b"items" => k.items = Some(value),
+                b"enum" => k.enumeration = Some(value),
+                b"const" => k.constant = Some(value),
+                b"description" => {
                     k.description = Some(value);
                     k.foreign |= !value.is_string();
                 }
-                "title" => k.foreign |= !value.is_string(),
-                "default" | "examples" => k.foreign |= !is_lossless(value),
+                b"title" => k.foreign |= !value.is_string(),
+                b"default" | b"examples" => k.foreign |= !is_lossless(value),
                 _ => k.foreign = true,
             }
         }
@@ -107,7 +114,7 @@ impl<'a> Keywords<'a> {
 
 /// The names listed in `required` (non-strings ignored), searchable in O(1) when there are many.
 pub(crate) enum Required<'a> {
-    Few(Vec<&'a str>),
+    Few(&'a [Value]),
     Many(std::collections::HashSet<&'a str>),
 }
 
@@ -117,13 +124,12 @@ impl<'a> Required<'a> {
             Some(Value::Array(names)) => names.as_slice(),
             _ => &[],
         };
-        let iter = names.iter().filter_map(Value::as_str);
-        if names.len() <= 16 { Required::Few(iter.collect()) } else { Required::Many(iter.collect()) }
+        if names.len() <= 16 { Required::Few(names) } else { Required::Many(names.iter().filter_map(Value::as_str).collect()) }
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {
         match self {
-            Required::Few(names) => names.contains(&name),
+            Required::Few(names) => names.iter().any(|n| n.as_str() == Some(name)),
             Required::Many(names) => names.contains(name),
         }
     }
@@ -143,119 +149,240 @@ fn scalar_node_ok(ty: &str, k: &Keywords<'_>) -> bool {
     }
 }
 
-/// A schema that belongs to the subset, with every node's keywords and subtree size in render
-/// (pre-)order, so the renderers read each node once and can skip a degraded subtree.
+fn has_bar_or_amp(s: &str) -> bool {
+    s.bytes().any(|b| b == b'|' || b == b'&')
+}
+
+/// How a node hangs from its parent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    Root,
+    Branch,
+    Items,
+    Property,
+}
+
+/// One schema that belongs to the subset, read once: every node's keywords, subtree size, properties
+/// and (when asked for) TypeScript union flag, in render (pre-)order. Node 0 is the root; a node's
+/// children are the next ids, each after the previous child's subtree. The buffers are reused by the
+/// next [`Analysis::analyze`], so one render allocates them once.
+#[derive(Default)]
 pub(crate) struct Analysis<'a> {
     pub(crate) keys: Vec<Keywords<'a>>,
     /// Nodes in each node's subtree, itself included.
     pub(crate) sizes: Vec<usize>,
+    /// Each node's properties as a range of `props` (empty unless an object with properties).
+    pub(crate) prop_ranges: Vec<(usize, usize)>,
+    /// Properties in `Object.entries` order, object by object.
+    pub(crate) props: Vec<(&'a str, &'a Value)>,
+    /// Whether the node's TypeScript text contains `|` or `&` (filled when asked for).
+    pub(crate) bars: Vec<bool>,
+    parents: Vec<usize>,
+    stack: Vec<(&'a Value, usize, Edge)>,
+    indexed: Vec<(u32, &'a str, &'a Value)>,
+}
+
+impl<'a> Analysis<'a> {
+    /// Whether `root` belongs to the enforced subset; when it does, the fields describe it. `bars`
+    /// asks for the TypeScript union flags: a node's own text holds `|` or `&` when it is a `oneOf`, a
+    /// multi-member enum, a string literal holding one, or an object that is open or has such a
+    /// property name or property description; a node's flag also covers its subtree.
+    pub(crate) fn analyze(&mut self, root: &'a Value, bars: bool) -> bool {
+        self.keys.clear();
+        self.sizes.clear();
+        self.prop_ranges.clear();
+        self.props.clear();
+        self.bars.clear();
+        self.parents.clear();
+        self.stack.clear();
+        self.stack.push((root, usize::MAX, Edge::Root));
+        while let Some((node, parent, edge)) = self.stack.pop() {
+            let Value::Object(map) = node else { return false };
+            let k = Keywords::of(map);
+            if k.foreign {
+                return false;
+            }
+            let id = self.keys.len();
+            self.keys.push(k);
+            self.parents.push(parent);
+            let start = self.props.len();
+            let mut own_bar = false;
+            match (k.ty, k.one_of) {
+                (Some(_), Some(_)) => return false,
+                (None, None) => {
+                    if k.has_one_of_sibling() {
+                        return false;
+                    }
+                }
+                (None, Some(branches)) => {
+                    if k.has_one_of_sibling() {
+                        return false;
+                    }
+                    match branches {
+                        Value::Array(items) if items.len() >= 2 => {
+                            own_bar = true;
+                            self.stack.extend(items.iter().rev().map(|v| (v, id, Edge::Branch)));
+                        }
+                        _ => return false,
+                    }
+                }
+                (Some(ty), None) => {
+                    let Some(ty) = ty.as_str() else { return false };
+                    match ty {
+                        "object" => {
+                            if k.items.is_some() || k.enumeration.is_some() || k.constant.is_some() {
+                                return false;
+                            }
+                            if !matches!(k.additional_properties, None | Some(Value::Bool(_))) {
+                                return false;
+                            }
+                            let properties = match k.properties {
+                                None => None,
+                                Some(Value::Object(properties)) => Some(properties),
+                                Some(_) => return false,
+                            };
+                            if let Some(properties) = properties.filter(|p| !p.is_empty()) {
+                                self.push_entries(properties);
+                            }
+                            if let Some(required) = k.required {
+                                let Value::Array(names) = required else { return false };
+                                let declared = &self.props[start..];
+                                for name in names {
+                                    let Value::String(name) = name else { return false };
+                                    // The keys were just read: a scan beats hashing for small objects.
+                                    let found = if declared.len() <= 16 {
+                                        declared.iter().any(|(key, _)| *key == name.as_str())
+                                    } else {
+                                        properties.is_some_and(|p| p.contains_key(name))
+                                    };
+                                    if !found {
+                                        return false;
+                                    }
+                                }
+                            }
+                            if self.props.len() > start {
+                                own_bar = k.open() || self.props[start..].iter().any(|(name, _)| has_bar_or_amp(name));
+                                self.stack.extend(self.props[start..].iter().rev().map(|&(_, v)| (v, id, Edge::Property)));
+                            }
+                        }
+                        "array" => {
+                            if k.properties.is_some()
+                                || k.required.is_some()
+                                || k.additional_properties.is_some()
+                                || k.enumeration.is_some()
+                                || k.constant.is_some()
+                            {
+                                return false;
+                            }
+                            if let Some(items) = k.items {
+                                self.stack.push((items, id, Edge::Items));
+                            }
+                        }
+                        _ if SCALAR_TYPES.contains(&ty) => {
+                            if k.properties.is_some() || k.required.is_some() || k.additional_properties.is_some() || k.items.is_some()
+                            {
+                                return false;
+                            }
+                            if !scalar_node_ok(ty, &k) {
+                                return false;
+                            }
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            self.prop_ranges.push((start, self.props.len()));
+            if bars {
+                if let Some(value) = k.constant {
+                    own_bar |= value.as_str().is_some_and(has_bar_or_amp);
+                } else if let Some(Value::Array(values)) = k.enumeration {
+                    own_bar |= values.len() > 1 || values.iter().any(|v| v.as_str().is_some_and(has_bar_or_amp));
+                }
+                self.bars.push(own_bar);
+                // A property's doc line is part of its object's text.
+                if edge == Edge::Property && k.description.and_then(Value::as_str).is_some_and(has_bar_or_amp) {
+                    if let Some(flag) = self.bars.get_mut(parent) {
+                        *flag = true;
+                    }
+                }
+            }
+        }
+        self.sizes.resize(self.keys.len(), 1);
+        for id in (1..self.keys.len()).rev() {
+            let parent = self.parents[id];
+            let size = self.sizes[id];
+            if let Some(total) = self.sizes.get_mut(parent) {
+                *total += size;
+            }
+            if bars && self.bars[id] {
+                if let Some(flag) = self.bars.get_mut(parent) {
+                    *flag = true;
+                }
+            }
+        }
+        true
+    }
+
+    /// Append `map`'s entries to `props` in `Object.entries` order (array-index keys first, ascending).
+    fn push_entries(&mut self, map: &'a Map<String, Value>) {
+        let start = self.props.len();
+        self.indexed.clear();
+        for (key, value) in map {
+            match js::array_index(key) {
+                Some(index) => self.indexed.push((index, key.as_str(), value)),
+                None => self.props.push((key.as_str(), value)),
+            }
+        }
+        if !self.indexed.is_empty() {
+            self.indexed.sort_unstable_by_key(|&(index, _, _)| index);
+            self.props.splice(start..start, self.indexed.iter().map(|&(_, key, value)| (key, value)));
+        }
+    }
+
+    /// The ids of node `id`'s first `count` children, in order.
+    pub(crate) fn child_ids(&self, id: usize, count: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut next = id + 1;
+        (0..count).map(move |_| {
+            let child = next;
+            next += self.sizes.get(child).copied().unwrap_or(1);
+            child
+        })
+    }
 }
 
 /// Whether `root` belongs to the enforced subset.
 #[cfg(test)]
 pub(crate) fn is_supported(root: &Value) -> bool {
-    analyze(root).is_some()
-}
-
-/// `Some` when `root` belongs to the enforced subset. Children are visited in render order: `oneOf`
-/// branches, `items`, properties in `Object.entries` order.
-pub(crate) fn analyze(root: &Value) -> Option<Analysis<'_>> {
-    let mut keys: Vec<Keywords<'_>> = Vec::new();
-    let mut parents: Vec<usize> = Vec::new();
-    let mut stack: Vec<(&Value, usize)> = vec![(root, usize::MAX)];
-    while let Some((node, parent)) = stack.pop() {
-        let Value::Object(map) = node else { return None };
-        let k = Keywords::of(map);
-        if k.foreign {
-            return None;
-        }
-        let id = keys.len();
-        keys.push(k);
-        parents.push(parent);
-        match (k.ty, k.one_of) {
-            (Some(_), Some(_)) => return None,
-            (None, None) => {
-                if k.has_one_of_sibling() {
-                    return None;
-                }
-            }
-            (None, Some(branches)) => {
-                if k.has_one_of_sibling() {
-                    return None;
-                }
-                match branches {
-                    Value::Array(items) if items.len() >= 2 => stack.extend(items.iter().rev().map(|v| (v, id))),
-                    _ => return None,
-                }
-            }
-            (Some(ty), None) => {
-                let ty = ty.as_str()?;
-                match ty {
-                    "object" => {
-                        if k.items.is_some() || k.enumeration.is_some() || k.constant.is_some() {
-                            return None;
-                        }
-                        if !matches!(k.additional_properties, None | Some(Value::Bool(_))) {
-                            return None;
-                        }
-                        let properties = match k.properties {
-                            None => None,
-                            Some(Value::Object(properties)) => Some(properties),
-                            Some(_) => return None,
-                        };
-                        if let Some(required) = k.required {
-                            let Value::Array(names) = required else { return None };
-                            for name in names {
-                                let Value::String(name) = name else { return None };
-                                if !properties.is_some_and(|p| p.contains_key(name)) {
-                                    return None;
-                                }
-                            }
-                        }
-                        if let Some(properties) = properties {
-                            stack.extend(js::entries(properties).into_iter().rev().map(|(_, v)| (v, id)));
-                        }
-                    }
-                    "array" => {
-                        if k.properties.is_some()
-                            || k.required.is_some()
-                            || k.additional_properties.is_some()
-                            || k.enumeration.is_some()
-                            || k.constant.is_some()
-                        {
-                            return None;
-                        }
-                        if let Some(items) = k.items {
-                            stack.push((items, id));
-                        }
-                    }
-                    _ if SCALAR_TYPES.contains(&ty) => {
-                        if k.properties.is_some() || k.required.is_some() || k.additional_properties.is_some() || k.items.is_some() {
-                            return None;
-                        }
-                        if !scalar_node_ok(ty, &k) {
-                            return None;
-                        }
-                    }
-                    _ => return None,
-                }
-            }
-        }
-    }
-    let mut sizes = vec![1usize; keys.len()];
-    for id in (1..keys.len()).rev() {
-        let size = sizes[id];
-        if let Some(parent) = sizes.get_mut(parents[id]) {
-            *parent += size;
-        }
-    }
-    Some(Analysis { keys, sizes })
+    Analysis::default().analyze(root, false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn properties_in_object_entries_order() {
+        let value: Value = serde_json::from_str(
+            r#"{"type":"object","properties":{"b":{},"10":{},"a":{},"2":{},"01":{},"4294967295":{}},"required":["2"]}"#,
+        )
+        .unwrap_or(Value::Null);
+        let mut analysis = Analysis::default();
+        assert!(analysis.analyze(&value, false));
+        let keys: Vec<&str> = analysis.props.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["2", "10", "b", "a", "01", "4294967295"]);
+        assert_eq!(analysis.child_ids(0, 6).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn union_flags_cover_subtrees_keys_and_docs() {
+        let value = json!({"type": "array", "items": {"type": "object", "additionalProperties": false, "properties": {
+            "x": {"type": "string", "description": "a | b"}, "y": {"type": "array", "items": {"type": "string"}}}}});
+        let mut analysis = Analysis::default();
+        assert!(analysis.analyze(&value, true));
+        assert_eq!(analysis.bars, [true, true, false, false, false]);
+        assert_eq!(analysis.sizes, [5, 4, 1, 2, 1]);
+    }
 
     #[test]
     fn verdicts() {

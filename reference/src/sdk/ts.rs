@@ -3,13 +3,15 @@
 //! `ToolCallError`, `tools`).
 //!
 //! Rendering streams into one buffer with an explicit task stack. The only construct whose text
-//! depends on its subtree is an array of a type containing `|` or `&`, which takes parentheses; a
-//! first pass computes that fact for every node bottom-up, so even a 100,000-deep array chain renders
-//! in linear time.
+//! depends on its subtree is an array of a type containing `|` or `&`, which takes parentheses; the
+//! subset check's single pass also computes that fact for every node bottom-up, so even a
+//! 100,000-deep array chain renders in linear time, and the buffers are reused from tool to tool.
+//!
+//! Spec: SDK-001, SDK-002, SDK-007, SDK-008, SDK-010, SDK-012, SDK-013, SDK-014, SDK-015, SDK-016.
 
 use serde_json::Value;
 
-use super::subset::{self, Keywords, Required};
+use super::subset::{Analysis, Keywords, Required};
 use super::{SdkToolSchema, js, sort_by_name};
 
 /// The fixed usage contract above the declarations.
@@ -41,13 +43,15 @@ declare const tools: {
 /// subset renders; anything outside it (`$ref`, `anyOf`, type arrays, malformed nodes) is `unknown`.
 pub fn json_schema_to_ts(schema: &Value) -> String {
     let mut out = String::new();
-    push_type(&mut out, schema, 0);
+    let mut renderer = Renderer::default();
+    renderer.push_type(&mut out, schema, 0);
     out
 }
 
 /// The complete TypeScript SDK section for a tool set, tools in UTF-16 name order.
 pub fn render_tools_sdk(schemas: &[SdkToolSchema]) -> String {
     let sorted = sort_by_name(schemas);
+    let mut renderer = Renderer::default();
     let mut out = String::with_capacity(4096 + schemas.len() * 512);
     out.push_str(INSTRUCTIONS);
     out.push_str("\n\n```ts\n");
@@ -61,7 +65,7 @@ pub fn render_tools_sdk(schemas: &[SdkToolSchema]) -> String {
         out.push_str("  ");
         push_key(&mut out, &tool.name);
         out.push_str(": ");
-        push_type(&mut out, &tool.parameters, 1);
+        renderer.push_type(&mut out, &tool.parameters, 1);
         out.push(';');
     }
     if !sorted.is_empty() {
@@ -73,7 +77,7 @@ pub fn render_tools_sdk(schemas: &[SdkToolSchema]) -> String {
         push_key(&mut out, &tool.name);
         out.push_str(": ");
         match &tool.output {
-            Some(output) => push_type(&mut out, output, 1),
+            Some(output) => renderer.push_type(&mut out, output, 1),
             None => out.push_str("unknown"),
         }
         out.push(';');
@@ -112,16 +116,32 @@ fn push_key(out: &mut String, name: &str) {
 }
 
 /// One `/** … */` line followed by a newline (none for an empty description). The description is
-/// collapsed to one line and `*/` is escaped so it cannot close the comment.
+/// collapsed to one line and `*/` is escaped so it cannot close the comment (it cannot span two words,
+/// so each word is escaped on its own).
 fn push_doc_line(out: &mut String, description: &str, indent: usize) {
     if description.is_empty() {
         return;
     }
-    let mut collapsed = String::with_capacity(description.len());
-    js::push_collapsed(&mut collapsed, description);
     pad(out, indent);
     out.push_str("/** ");
-    out.push_str(&collapsed.replace("*/", "*\\/"));
+    let mut first = true;
+    for word in description.split(js::is_js_whitespace).filter(|w| !w.is_empty()) {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        if !word.contains('*') {
+            out.push_str(word);
+            continue;
+        }
+        let mut rest = word;
+        while let Some(at) = rest.find("*/") {
+            out.push_str(&rest[..at]);
+            out.push_str("*\\/");
+            rest = &rest[at + 2..];
+        }
+        out.push_str(rest);
+    }
     out.push_str(" */\n");
 }
 
@@ -136,166 +156,94 @@ fn push_scalar(out: &mut String, value: &Value) {
     }
 }
 
-fn has_bar_or_amp(s: &str) -> bool {
-    s.bytes().any(|b| b == b'|' || b == b'&')
-}
-
-/// The children a validated node renders, in render order.
-fn children<'a>(k: &Keywords<'a>) -> Children<'a> {
-    if let Some(Value::Array(branches)) = k.one_of {
-        return Children::Branches(branches);
-    }
-    match k.ty.and_then(Value::as_str) {
-        Some("array") => match k.items {
-            Some(items) => Children::Items(items),
-            None => Children::None,
-        },
-        Some("object") => match k.properties {
-            Some(Value::Object(properties)) if !properties.is_empty() => Children::Properties(js::entries(properties)),
-            _ => Children::None,
-        },
-        _ => Children::None,
-    }
-}
-
-enum Children<'a> {
-    None,
-    Branches(&'a [Value]),
-    Items(&'a Value),
-    Properties(Vec<(&'a str, &'a Value)>),
-}
-
-/// Whether the node's own text (excluding its children's) contains `|` or `&`.
-fn own_flag(k: &Keywords<'_>, kids: &Children<'_>) -> bool {
-    match kids {
-        Children::Branches(_) => true,
-        Children::Items(_) => false,
-        Children::Properties(entries) => {
-            k.open()
-                || entries.iter().any(|(name, prop)| {
-                    has_bar_or_amp(name)
-                        || prop.get("description").and_then(Value::as_str).is_some_and(has_bar_or_amp)
-                })
-        }
-        Children::None => {
-            if let Some(value) = k.constant {
-                value.as_str().is_some_and(has_bar_or_amp)
-            } else if let Some(Value::Array(values)) = k.enumeration {
-                values.len() > 1 || values.iter().any(|v| v.as_str().is_some_and(has_bar_or_amp))
-            } else {
-                false
-            }
-        }
-    }
-}
-
-/// For every node in render (pre-)order: whether its rendered text contains `|` or `&`.
-fn union_flags<'a>(root: &'a Value, keys: &[Keywords<'a>]) -> Vec<bool> {
-    let mut flags: Vec<bool> = Vec::new();
-    let mut parents: Vec<usize> = Vec::new();
-    let mut stack: Vec<(&Value, usize)> = vec![(root, usize::MAX)];
-    while let Some((node, parent)) = stack.pop() {
-        let id = flags.len();
-        parents.push(parent);
-        let Value::Object(map) = node else {
-            flags.push(false);
-            continue;
-        };
-        let _ = map;
-        let k = keys.get(id).copied().unwrap_or_default();
-        let kids = children(&k);
-        flags.push(own_flag(&k, &kids));
-        match kids {
-            Children::None => {}
-            Children::Branches(branches) => stack.extend(branches.iter().rev().map(|b| (b, id))),
-            Children::Items(items) => stack.push((items, id)),
-            Children::Properties(entries) => stack.extend(entries.iter().rev().map(|(_, v)| (*v, id))),
-        }
-    }
-    for id in (1..flags.len()).rev() {
-        if flags[id] {
-            if let Some(parent) = flags.get_mut(parents[id]) {
-                *parent = true;
-            }
-        }
-    }
-    flags
-}
-
 enum Task<'a> {
-    Node(&'a Value, usize),
+    /// Render node `id` at an indentation.
+    Node(usize, usize),
     Text(&'static str),
-    Property { name: &'a str, prop: &'a Value, required: bool, indent: usize },
+    /// A property's doc line and key; `id` is its schema node (for the description).
+    Property { name: &'a str, id: usize, required: bool, indent: usize },
     Close { indent: usize, open: bool },
 }
 
-/// Append the type text of `schema` rendered at `indent`.
-pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
-    let Some(analysis) = subset::analyze(schema) else {
-        out.push_str("unknown");
-        return;
-    };
-    let flags = union_flags(schema, &analysis.keys);
-    let mut next_id = 0usize;
-    let mut tasks: Vec<Task<'_>> = vec![Task::Node(schema, indent)];
-    while let Some(task) = tasks.pop() {
-        match task {
-            Task::Text(text) => out.push_str(text),
-            Task::Property { name, prop, required, indent } => {
-                out.push('\n');
-                if let Some(description) = prop.get("description").and_then(Value::as_str) {
-                    push_doc_line(out, description, indent);
+/// One render's reusable buffers: the analysis of the current schema and the task stack.
+#[derive(Default)]
+struct Renderer<'a> {
+    analysis: Analysis<'a>,
+    tasks: Vec<Task<'a>>,
+}
+
+impl<'a> Renderer<'a> {
+    /// Append the type text of `schema` rendered at `indent`. One analysis pass reads the schema (and
+    /// decides every array's parentheses bottom-up); the render streams with an explicit task stack,
+    /// so even a 100,000-deep array chain renders in linear time.
+    fn push_type(&mut self, out: &mut String, schema: &'a Value, indent: usize) {
+        if !self.analysis.analyze(schema, true) {
+            out.push_str("unknown");
+            return;
+        }
+        let analysis = &self.analysis;
+        let tasks = &mut self.tasks;
+        tasks.clear();
+        tasks.push(Task::Node(0, indent));
+        while let Some(task) = tasks.pop() {
+            match task {
+                Task::Text(text) => out.push_str(text),
+                Task::Property { name, id, required, indent } => {
+                    out.push('\n');
+                    if let Some(description) = analysis.keys[id].description.and_then(Value::as_str) {
+                        push_doc_line(out, description, indent);
+                    }
+                    pad(out, indent);
+                    push_key(out, name);
+                    out.push_str(if required { ": " } else { "?: " });
                 }
-                pad(out, indent);
-                push_key(out, name);
-                out.push_str(if required { ": " } else { "?: " });
-            }
-            Task::Close { indent, open } => {
-                out.push('\n');
-                pad(out, indent);
-                out.push('}');
-                if open {
-                    out.push_str(" & Record<string, JsonValue>");
+                Task::Close { indent, open } => {
+                    out.push('\n');
+                    pad(out, indent);
+                    out.push('}');
+                    if open {
+                        out.push_str(" & Record<string, JsonValue>");
+                    }
                 }
-            }
-            Task::Node(node, indent) => {
-                let id = next_id;
-                next_id += 1;
-                if !node.is_object() {
-                    out.push_str("unknown");
-                    continue;
-                }
-                let k = analysis.keys.get(id).copied().unwrap_or_default();
-                let open = k.open();
-                match children(&k) {
-                    Children::Branches(branches) => {
-                        for (index, branch) in branches.iter().enumerate().rev() {
-                            tasks.push(Task::Node(branch, indent));
+                Task::Node(id, indent) => {
+                    let k = analysis.keys[id];
+                    if let Some(Value::Array(branches)) = k.one_of {
+                        let first = tasks.len();
+                        for (index, child) in analysis.child_ids(id, branches.len()).enumerate() {
                             if index > 0 {
                                 tasks.push(Task::Text(" | "));
                             }
+                            tasks.push(Task::Node(child, indent));
                         }
+                        tasks[first..].reverse();
+                        continue;
                     }
-                    Children::Items(items) => {
-                        if flags.get(id + 1).copied().unwrap_or(false) {
-                            out.push('(');
-                            tasks.push(Task::Text(")[]"));
-                        } else {
-                            tasks.push(Task::Text("[]"));
+                    match k.ty.and_then(Value::as_str) {
+                        Some("array") if k.items.is_some() => {
+                            if analysis.bars[id + 1] {
+                                out.push('(');
+                                tasks.push(Task::Text(")[]"));
+                            } else {
+                                tasks.push(Task::Text("[]"));
+                            }
+                            tasks.push(Task::Node(id + 1, indent));
                         }
-                        tasks.push(Task::Node(items, indent));
-                    }
-                    Children::Properties(entries) => {
-                        out.push('{');
-                        tasks.push(Task::Close { indent, open });
-                        let required = Required::of(&k);
-                        for (name, prop) in entries.into_iter().rev() {
-                            tasks.push(Task::Text(";"));
-                            tasks.push(Task::Node(prop, indent + 1));
-                            tasks.push(Task::Property { name, prop, required: required.contains(name), indent: indent + 1 });
+                        Some("object") if analysis.prop_ranges[id].0 < analysis.prop_ranges[id].1 => {
+                            let (start, end) = analysis.prop_ranges[id];
+                            let open = k.open();
+                            out.push('{');
+                            tasks.push(Task::Close { indent, open });
+                            let required = Required::of(&k);
+                            let first = tasks.len();
+                            for (&(name, _), child) in analysis.props[start..end].iter().zip(analysis.child_ids(id, end - start)) {
+                                tasks.push(Task::Property { name, id: child, required: required.contains(name), indent: indent + 1 });
+                                tasks.push(Task::Node(child, indent + 1));
+                                tasks.push(Task::Text(";"));
+                            }
+                            tasks[first..].reverse();
                         }
+                        _ => push_leaf(out, &k),
                     }
-                    Children::None => push_leaf(out, &k, open),
                 }
             }
         }
@@ -303,14 +251,14 @@ pub(crate) fn push_type(out: &mut String, schema: &Value, indent: usize) {
 }
 
 /// A childless node: annotation-only, scalar, item-less array, or property-less object.
-fn push_leaf(out: &mut String, k: &Keywords<'_>, open: bool) {
+fn push_leaf(out: &mut String, k: &Keywords<'_>) {
     let Some(ty) = k.ty.and_then(Value::as_str) else {
         out.push_str("JsonValue");
         return;
     };
     match ty {
         "array" => out.push_str("JsonValue[]"),
-        "object" => out.push_str(if open { "Record<string, JsonValue>" } else { "Record<string, never>" }),
+        "object" => out.push_str(if k.open() { "Record<string, JsonValue>" } else { "Record<string, never>" }),
         _ => {
             if let Some(value) = k.constant {
                 push_scalar(out, value);

@@ -1,5 +1,7 @@
 //! Identifier classes and NFKC as the upstream engine sees them (Unicode 17.0 tables, see
 //! [`super::unicode_tables`]): the Python flavor's identifier verdicts and class names depend on them.
+//!
+//! Spec: SDK-009, SDK-019, SDK-020 (identifier tables and NFKC).
 
 use std::borrow::Cow;
 

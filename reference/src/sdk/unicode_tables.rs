@@ -2,6 +2,8 @@
 //! own `\p{XID_Start}`, `\p{XID_Continue}` and `\p{Cn}` answers for every code point at or above U+0080.
 //! Crate tables follow newer Unicode versions; identifier verdicts and NFKC must follow the engine's.
 //! Regenerate by asking Node for each code point and merging consecutive hits into inclusive ranges.
+//!
+//! Spec: SDK-009, SDK-020.
 
 pub(super) static XID_START: [(u32, u32); 689] = [
     (0xAA, 0xAA),
