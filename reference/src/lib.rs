@@ -15,6 +15,7 @@ pub mod execution;
 pub mod hooks;
 mod pipeline;
 pub mod presentation;
+pub mod prompt;
 pub mod registry;
 pub mod result;
 pub mod runtime;
@@ -40,6 +41,7 @@ pub use pipeline::dispatch::{
 pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter};
 pub use result::{ToolError, ToolExecutionResult};
 pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};
+pub use prompt::{PromptAssembly, PromptConfig, PromptError, SystemPrompt};
 pub use runtime::{ToolRuntime, ToolsConfig};
 pub use schema::check::assert_supported_json_schema;
 pub use schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};

@@ -92,6 +92,8 @@ pub enum PresentAsErrorKind {
     Unscoped,
     /// The scope already declared a presentation.
     Conflict,
+    /// A prompt section the declaration contributes could not be registered in the scope.
+    Prompt,
 }
 
 /// A rejected `presentAs`, with upstream's exact message (an `Error`).
@@ -118,6 +120,13 @@ impl PresentAsError {
                 "tools.presentAs(\"{requested}\") conflicts with \"{existing}\" already declared for this scope; one composition selects one presentation"
             ),
         }
+    }
+}
+
+impl PresentAsError {
+    /// A rejected prompt-section registration of the declaration, with the prompt service's message.
+    pub(crate) fn prompt(error: crate::prompt::PromptError) -> Self {
+        Self { kind: PresentAsErrorKind::Prompt, message: error.message }
     }
 }
 

@@ -65,6 +65,8 @@ pub(crate) struct Inner {
     pub(crate) code_dispatch: Arc<HookList<crate::code::CodeDispatchObserver>>,
     /// Abort reasons callers attached to executions ([`ToolRuntime::set_abort_reason`]).
     pub(crate) abort_reasons: crate::code::AbortReasons,
+    /// The system prompt this runtime contributes to, when built with one ([`ToolRuntime::try_with_prompt`]).
+    pub(crate) prompt: std::sync::OnceLock<crate::prompt::contribution::ToolsPromptLink>,
 }
 
 impl Inner {
@@ -137,8 +139,32 @@ impl ToolRuntime {
                 max_parallel_sub_calls,
                 code_dispatch: HookList::new(),
                 abort_reasons: crate::code::AbortReasons::default(),
+                prompt: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// [`try_new`](Self::try_new), contributing to `prompt` as upstream's `ToolRuntime` does to the
+    /// injected `systemPrompt`: the tool provider, and under a non-native config mode the `tools:code-only`
+    /// and `tools:sdk` sections; [`present_as`](Self::present_as) then adds them per scope. A section name
+    /// the prompt already holds globally rejects construction with the prompt's message. PROMPT-008,
+    /// PROMPT-012, PROMPT-015.
+    pub fn try_with_prompt(config: ToolsConfig, prompt: &crate::prompt::SystemPrompt) -> Result<Self, ConfigError> {
+        let runtime = Self::try_new(config.clone())?;
+        let link = crate::prompt::contribution::ToolsPromptLink::attach(prompt, Arc::downgrade(&runtime.inner), config.mode)
+            .map_err(|e| ConfigError { message: e.message })?;
+        let _ = runtime.inner.prompt.set(link);
+        Ok(runtime)
+    }
+
+    /// The runtime behind a shared state (the prompt contributions read it through a weak handle).
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+        Self { inner }
+    }
+
+    /// The shared state.
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
     }
 
     /// The resolved `run_code` overlap cap (`maxParallelSubCalls`). CODE-001.
@@ -160,7 +186,11 @@ impl ToolRuntime {
     /// disposing the scope — withdraws it (CODE-005). Declaring and withdrawing each emit `tools/change`
     /// (CODE-012).
     pub fn present_as(&self, scope: Option<&ScopeKey>, mode: ToolMode) -> Result<HookGuard, PresentAsError> {
-        self.inner.registry.present_as(scope, mode)
+        let declared = self.inner.registry.present_as(scope, mode)?;
+        match (self.inner.prompt.get(), scope) {
+            (Some(link), Some(scope)) => link.present_as(scope, mode, declared),
+            _ => Ok(declared),
+        }
     }
 
     /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
@@ -314,6 +344,9 @@ impl ToolRuntime {
         self.inner.post_execute.remove_scope(scope);
         self.inner.observers.remove_scope(scope);
         self.inner.registry.dispose_scope(scope);
+        if let Some(link) = self.inner.prompt.get() {
+            link.dispose_scope(scope);
+        }
     }
 
     /// Observe every final result (all scopes).

@@ -410,6 +410,21 @@ impl Registry {
         out.into_iter().map(|(_, t)| t).chain(transport).collect()
     }
 
+    /// Names `scope` knows before restrictions (upstream `view().knownNames`): global, ancestor and own
+    /// layers, sorted and deduplicated. `toolOrder` may list any of them (PROMPT-011).
+    pub(crate) fn known_names(&self, scope: Option<&ScopeKey>) -> Vec<String> {
+        let layers = self.read();
+        let mut names: Vec<String> = layers.global.tools.keys().map(|n| n.to_string()).collect();
+        for key in scope.into_iter().flat_map(ScopeKey::chain) {
+            if let Some(layer) = layers.scoped.get(key) {
+                names.extend(layer.tools.keys().map(|n| n.to_string()));
+            }
+        }
+        names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        names.dedup();
+        names
+    }
+
     /// Names a scope inherits before restrictions (global and ancestor layers, not its own).
     fn restrictable_names(&self, scope: &ScopeKey) -> Vec<Arc<str>> {
         let layers = self.read();

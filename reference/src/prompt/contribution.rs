@@ -1,0 +1,276 @@
+//! What dsh-tools contributes to the system prompt (upstream `ToolRuntime`'s constructor and `presentAs`):
+//! the tool-schema provider (`wireSchemas`: the tool list per presentation mode, with the names
+//! `toolOrder` may list), the `tools:code-only` section (order 99: the code collapse stated to the model)
+//! and the `tools:sdk` section (order 150: the SDK text of the mounted runtime's language). Both sections
+//! are registered globally when the config mode is not native and in a scope by a non-native
+//! `presentAs`; they render empty where they do not apply. Also the code-runtime requirement
+//! ([`require_code_runtime`]) with upstream's messages.
+//!
+//! Spec: PROMPT-008..PROMPT-017.
+
+use std::sync::{Arc, Weak};
+
+use super::{PromptError, PromptSection, SectionText, SystemPrompt, ToolProviderResult};
+use crate::code::CodeRuntime;
+use crate::hooks::HookGuard;
+use crate::presentation::{PresentAsError, ToolMode};
+use crate::registry::RUN_CODE_NAME;
+use crate::runtime::{Inner, ToolRuntime};
+use crate::scope::ScopeKey;
+use crate::sdk::{SdkToolSchema, render_tools_sdk, render_tools_sdk_py};
+
+/// The name of the section stating the `code` collapse.
+pub const CODE_ONLY_SECTION: &str = "tools:code-only";
+/// Its order: after the persona, before the 100–199 tool-guidance band.
+pub const CODE_ONLY_SECTION_ORDER: f64 = 99.0;
+/// Its text under an effective `code` presentation (empty otherwise).
+pub const CODE_ONLY_INSTRUCTION: &str = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program.";
+/// The name of the generated-SDK section.
+pub const SDK_SECTION: &str = "tools:sdk";
+/// Its order.
+pub const SDK_SECTION_ORDER: f64 = 150.0;
+/// The runtime languages with an SDK renderer, in upstream's table order.
+pub const SDK_LANGUAGES: &[&str] = &["typescript", "python"];
+
+/// The SDK renderer of a runtime language.
+fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
+    match language {
+        "typescript" => Some(render_tools_sdk),
+        "python" => Some(render_tools_sdk_py),
+        _ => None,
+    }
+}
+
+/// A JavaScript `JSON.stringify` of a string.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+/// Upstream `requireCodeRuntime(mode)`: the mounted runtime, provided its language has an SDK renderer;
+/// otherwise the actionable misconfiguration error (`mode` is the presentation that needed it).
+pub(crate) fn require_code_runtime(
+    runtime: Option<Arc<dyn CodeRuntime>>,
+    mode: ToolMode,
+) -> Result<Arc<dyn CodeRuntime>, PromptError> {
+    let Some(runtime) = runtime else {
+        return Err(PromptError::new(format!(
+            "dsh-tools: mode \"{mode}\" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\""
+        )));
+    };
+    if renderer(runtime.language()).is_none() {
+        let known = SDK_LANGUAGES.iter().map(|l| quoted(l)).collect::<Vec<_>>().join(", ");
+        return Err(PromptError::new(format!(
+            "dsh-tools: no SDK renderer registered for runtime language {} (known: {known})",
+            quoted(runtime.language())
+        )));
+    }
+    Ok(runtime)
+}
+
+/// The runtime's side of the contributions: everything is read at assembly time through a weak handle
+/// (the prompt service must not keep the runtime alive).
+#[derive(Clone)]
+struct Tools {
+    runtime: Weak<Inner>,
+}
+
+impl Tools {
+    fn runtime(&self) -> Option<ToolRuntime> {
+        self.runtime.upgrade().map(ToolRuntime::from_inner)
+    }
+
+    /// Upstream `wireSchemas`: native — every visible schema, `toolOrder` may name any tool known before
+    /// restrictions; code — only `run_code`, the only known name; both — every visible schema and
+    /// `run_code`, the known names plus `run_code`. A non-native mode requires the code runtime.
+    fn wire_schemas(&self, scope: Option<&ScopeKey>) -> Result<ToolProviderResult, PromptError> {
+        let Some(rt) = self.runtime() else { return Ok(ToolProviderResult::default()) };
+        let mode = rt.mode_for(scope);
+        let known = || rt.inner().registry.known_names(scope);
+        if mode == ToolMode::Native {
+            return Ok(ToolProviderResult { schemas: rt.schemas(scope), known_names: Some(known()) });
+        }
+        require_code_runtime(rt.code_runtime(), mode)?;
+        let schemas = rt.schemas(scope);
+        if mode == ToolMode::Code {
+            let schemas = schemas.into_iter().filter(|s| s.name == RUN_CODE_NAME).collect();
+            return Ok(ToolProviderResult { schemas, known_names: Some(vec![RUN_CODE_NAME.to_owned()]) });
+        }
+        let mut names = known();
+        names.push(RUN_CODE_NAME.to_owned());
+        Ok(ToolProviderResult { schemas, known_names: Some(names) })
+    }
+
+    /// `tools:code-only`: the statement under an effective `code`, else empty (`both` executes native
+    /// calls, so the rule would be false there).
+    fn collapse_section(&self) -> PromptSection {
+        let tools = self.clone();
+        PromptSection {
+            name: CODE_ONLY_SECTION.to_owned(),
+            order: CODE_ONLY_SECTION_ORDER,
+            text: SectionText::Dynamic(Arc::new(move |context| {
+                let code = tools.runtime().is_some_and(|rt| rt.mode_for(context.scope.as_ref()) == ToolMode::Code);
+                Ok(if code { CODE_ONLY_INSTRUCTION.to_owned() } else { String::new() })
+            })),
+        }
+    }
+
+    /// `tools:sdk`: for a non-native scope, the SDK of the tools it sees (without `run_code`) in the
+    /// mounted runtime's language; empty for a native scope.
+    fn sdk_section(&self) -> PromptSection {
+        let tools = self.clone();
+        PromptSection {
+            name: SDK_SECTION.to_owned(),
+            order: SDK_SECTION_ORDER,
+            text: SectionText::Dynamic(Arc::new(move |context| {
+                let Some(rt) = tools.runtime() else { return Ok(String::new()) };
+                let scope = context.scope.as_ref();
+                let mode = rt.mode_for(scope);
+                if mode == ToolMode::Native {
+                    return Ok(String::new());
+                }
+                let runtime = require_code_runtime(rt.code_runtime(), mode)?;
+                let Some(render) = renderer(runtime.language()) else { return Ok(String::new()) };
+                let schemas: Vec<SdkToolSchema> =
+                    rt.sdk_schemas(scope).into_iter().filter(|s| s.name != RUN_CODE_NAME).collect();
+                Ok(render(&schemas))
+            })),
+        }
+    }
+}
+
+/// A runtime's link to the prompt service it contributes to: the service, and the global registrations
+/// (dropped with the runtime).
+pub(crate) struct ToolsPromptLink {
+    prompt: SystemPrompt,
+    tools: Tools,
+    _global: Vec<HookGuard>,
+}
+
+impl ToolsPromptLink {
+    /// Register the tool provider globally and, when `default_mode` is not native, the two sections.
+    pub(crate) fn attach(prompt: &SystemPrompt, runtime: Weak<Inner>, default_mode: ToolMode) -> Result<Self, PromptError> {
+        let tools = Tools { runtime };
+        let provider_tools = tools.clone();
+        let mut global =
+            vec![prompt.tools(None, Arc::new(move |context| provider_tools.wire_schemas(context.scope.as_ref())))];
+        if default_mode != ToolMode::Native {
+            global.push(prompt.section(None, tools.collapse_section())?);
+            global.push(prompt.section(None, tools.sdk_section())?);
+        }
+        Ok(Self { prompt: prompt.clone(), tools, _global: global })
+    }
+
+    /// A `presentAs` declaration's prompt side: a non-native declaration adds both sections to the scope's
+    /// layer. The returned guard withdraws the sections, then the declaration.
+    pub(crate) fn present_as(&self, scope: &ScopeKey, mode: ToolMode, declared: HookGuard) -> Result<HookGuard, PresentAsError> {
+        if mode == ToolMode::Native {
+            return Ok(declared);
+        }
+        let collapse = self.prompt.section(Some(scope), self.tools.collapse_section()).map_err(PresentAsError::prompt)?;
+        let sdk = self.prompt.section(Some(scope), self.tools.sdk_section()).map_err(PresentAsError::prompt)?;
+        Ok(HookGuard::new(move || {
+            drop(sdk);
+            drop(collapse);
+            drop(declared);
+        }))
+    }
+
+    /// Drop what `scope` registered in the prompt service, as disposing the agent's context does.
+    pub(crate) fn dispose_scope(&self, scope: &ScopeKey) {
+        self.prompt.dispose_scope(scope);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::{CodeRunRequest, CodeRunResult, CodeRuntimeMisuse};
+    use crate::definition::{BoxFuture, OutputDeclaration, Parameters, ToolDefinition};
+    use crate::prompt::{PromptConfig, PromptError};
+    use crate::runtime::ToolsConfig;
+
+    struct Fake(&'static str);
+
+    impl CodeRuntime for Fake {
+        fn language(&self) -> &str {
+            self.0
+        }
+
+        fn run(&self, _request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
+            Box::pin(async { Err(CodeRuntimeMisuse { message: "not a real runtime".to_owned() }) })
+        }
+    }
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition::new(
+            name,
+            "d",
+            Parameters::Raw(serde_json::json!({"type": "object"})),
+            OutputDeclaration { schema: serde_json::json!({"type": "string"}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(serde_json::Value::Null) })),
+        )
+    }
+
+    fn runtime(mode: ToolMode) -> Result<(SystemPrompt, ToolRuntime), PromptError> {
+        let prompt = SystemPrompt::new(PromptConfig::default())?;
+        let rt = ToolRuntime::try_with_prompt(ToolsConfig::with_mode(mode), &prompt).map_err(|e| PromptError::new(e.message))?;
+        Ok((prompt, rt))
+    }
+
+    fn section_texts(prompt: &SystemPrompt, scope: Option<&ScopeKey>) -> Result<Vec<(String, String)>, PromptError> {
+        Ok(prompt.assemble(scope)?.sections.into_iter().map(|s| (s.name, s.text)).collect())
+    }
+
+    #[test]
+    fn an_unknown_language_has_no_renderer() -> Result<(), PromptError> {
+        let (prompt, rt) = runtime(ToolMode::Code)?;
+        let _mounted = rt.mount_code_runtime(Arc::new(Fake("ruby")));
+        assert_eq!(
+            prompt.assemble(None).map(|_| ()).map_err(|e| e.message),
+            Err("dsh-tools: no SDK renderer registered for runtime language \"ruby\" (known: \"typescript\", \"python\")".to_owned())
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_sdk_section_follows_the_language_and_the_scope() -> Result<(), PromptError> {
+        let (prompt, rt) = runtime(ToolMode::Native)?;
+        let _t = rt.register(tool("zeta"), None).map_err(|e| PromptError::new(e.message))?;
+        let agent = ScopeKey::new("a1");
+        let _own = rt.register(tool("mine"), Some(&agent)).map_err(|e| PromptError::new(e.message))?;
+        let _mounted = rt.mount_code_runtime(Arc::new(Fake("python")));
+        let declared = rt.present_as(Some(&agent), ToolMode::Code).map_err(|e| PromptError::new(e.message))?;
+        let sdk = render_tools_sdk_py(&rt.sdk_schemas(Some(&agent)));
+        assert!(sdk.contains("mine") && sdk.contains("zeta"));
+        assert_eq!(
+            section_texts(&prompt, Some(&agent))?[2..],
+            [(CODE_ONLY_SECTION.to_owned(), CODE_ONLY_INSTRUCTION.to_owned()), (SDK_SECTION.to_owned(), sdk)]
+        );
+        assert_eq!(section_texts(&prompt, None)?.len(), 2);
+        let tools: Vec<String> = prompt.assemble(Some(&agent))?.tools.into_iter().map(|t| t.name).collect();
+        assert_eq!(tools, [RUN_CODE_NAME]);
+        drop(declared);
+        assert_eq!(section_texts(&prompt, Some(&agent))?.len(), 2);
+        let tools: Vec<String> = prompt.assemble(Some(&agent))?.tools.into_iter().map(|t| t.name).collect();
+        assert_eq!(tools, ["mine", "zeta"]);
+        Ok(())
+    }
+
+    #[test]
+    fn disposing_the_scope_withdraws_its_sections_and_the_runtime_its_provider() -> Result<(), PromptError> {
+        let (prompt, rt) = runtime(ToolMode::Native)?;
+        let _t = rt.register(tool("zeta"), None).map_err(|e| PromptError::new(e.message))?;
+        let agent = ScopeKey::new("a1");
+        let declared = rt.present_as(Some(&agent), ToolMode::Both).map_err(|e| PromptError::new(e.message))?;
+        assert_eq!(
+            prompt.assemble(Some(&agent)).map(|_| ()).map_err(|e| e.message),
+            Err("dsh-tools: mode \"both\" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\"".to_owned())
+        );
+        rt.dispose_scope(&agent);
+        assert_eq!(section_texts(&prompt, Some(&agent))?.len(), 2);
+        declared.dispose();
+        drop(rt);
+        assert!(prompt.assemble(None)?.tools.is_empty());
+        Ok(())
+    }
+}

@@ -1,0 +1,520 @@
+//! A minimal system-prompt assembler (upstream `@deepseek-ai/dsh-system-prompt`'s `SystemPrompt`), enough
+//! to observe what dsh-tools contributes to the prompt: ordered named sections ([`PromptSection`], a
+//! global layer plus one layer per agent scope, a nearer scope's section shadowing a same-named one),
+//! tool-schema providers ([`ToolProvider`]) and the configured `toolOrder` ([`PromptConfig`]).
+//! [`SystemPrompt::assemble`] returns the sections in ascending `order` (ties in registration order) with
+//! their text resolved for the assembling scope, empty ones included, and the providers' tool schemas in
+//! lexicographic or configured order; [`PromptAssembly::render`] drops the empty ones.
+//!
+//! Not modelled: prompt variables and `{{…}}` interpolation, dynamic contexts, complete sections, the
+//! `system-prompt/assemble` waterfall, change notifications.
+//!
+//! What dsh-tools contributes (the tool provider, `tools:code-only`, `tools:sdk`) is in [`contribution`].
+//!
+//! Spec: PROMPT-001..PROMPT-007.
+
+pub(crate) mod contribution;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use crate::definition::ToolSchema;
+use crate::hooks::{HookGuard, next_id};
+use crate::scope::ScopeKey;
+
+pub use contribution::{
+    CODE_ONLY_INSTRUCTION, CODE_ONLY_SECTION, CODE_ONLY_SECTION_ORDER, SDK_LANGUAGES, SDK_SECTION, SDK_SECTION_ORDER,
+};
+
+/// The name of the fixed opener section.
+pub const HARNESS_IDENTITY_SECTION: &str = "harness:identity";
+/// The order of the fixed opener section.
+pub const HARNESS_IDENTITY_ORDER: f64 = -100.0;
+/// The text of the fixed opener section.
+pub const HARNESS_IDENTITY_TEXT: &str = "You are an AI agent powered by DeepSeek Harness.";
+/// The name of the deployment-persona section.
+pub const PERSONA_SECTION: &str = "deployment:persona";
+/// The order of the deployment-persona section.
+pub const PERSONA_ORDER: f64 = 0.0;
+/// The reserved `toolOrder` entry where unlisted tools are inserted.
+pub const TOOL_ORDER_REST: &str = "<unlisted-tools>";
+
+/// What one assembly is for: the assembling agent's scope (`None`: the global view).
+#[derive(Clone, Debug, Default)]
+pub struct AssembleContext {
+    /// The layer selector: the global layer plus this scope's chain.
+    pub scope: Option<ScopeKey>,
+}
+
+/// A section text computed at each assembly; an `Err` rejects the assembly with it.
+pub type SectionTextFn = Arc<dyn Fn(&AssembleContext) -> Result<String, PromptError> + Send + Sync>;
+
+/// A section's text: fixed, or computed for each assembly.
+#[derive(Clone)]
+pub enum SectionText {
+    /// The same text for every assembly.
+    Static(String),
+    /// Computed for each assembly with its context.
+    Dynamic(SectionTextFn),
+}
+
+impl fmt::Debug for SectionText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Static(text) => f.debug_tuple("Static").field(text).finish(),
+            Self::Dynamic(_) => f.write_str("Dynamic(..)"),
+        }
+    }
+}
+
+/// A prompt section (upstream `PromptSection`, without `complete`).
+#[derive(Clone, Debug)]
+pub struct PromptSection {
+    /// Unique within its layer; a scoped section shadows a same-named global one for that scope.
+    pub name: String,
+    /// Sections are assembled in ascending order. Must be finite.
+    pub order: f64,
+    /// The text.
+    pub text: SectionText,
+}
+
+/// One section of an assembly: its text resolved for the assembling scope (possibly empty).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssembledSection {
+    /// The section name.
+    pub name: String,
+    /// The section order.
+    pub order: f64,
+    /// The resolved text.
+    pub text: String,
+}
+
+/// What a tool provider returns for one assembly (upstream `ToolProviderResult`).
+#[derive(Clone, Debug, Default)]
+pub struct ToolProviderResult {
+    /// The schemas the assembling scope is shown (after restrictions).
+    pub schemas: Vec<ToolSchema>,
+    /// The names `toolOrder` may list (before restrictions); `None`: the names of `schemas`.
+    pub known_names: Option<Vec<String>>,
+}
+
+/// A tool-schema provider, evaluated at each assembly; an `Err` rejects the assembly with it.
+pub type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Result<ToolProviderResult, PromptError> + Send + Sync>;
+
+/// The result of [`SystemPrompt::assemble`] (upstream `PromptAssembly`, without variables and contexts).
+#[derive(Clone, Debug, Default)]
+pub struct PromptAssembly {
+    /// Every effective section in ascending order, empty ones included.
+    pub sections: Vec<AssembledSection>,
+    /// The tool schemas, in configured or lexicographic name order.
+    pub tools: Vec<ToolSchema>,
+}
+
+impl PromptAssembly {
+    /// The prompt text: the non-empty sections joined with blank lines (empty sections are dropped).
+    /// Text is taken verbatim (no variable interpolation in this minimal assembler).
+    pub fn render(&self) -> String {
+        let texts: Vec<&str> = self.sections.iter().map(|s| s.text.as_str()).filter(|t| !t.is_empty()).collect();
+        texts.join("\n\n")
+    }
+}
+
+/// Something the prompt service threw, with upstream's message and error class name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptError {
+    /// Upstream's message.
+    pub message: String,
+    /// The JavaScript error class upstream throws (`Error`, `TypeError`).
+    pub name: &'static str,
+}
+
+impl PromptError {
+    /// An `Error` with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), name: "Error" }
+    }
+}
+
+impl fmt::Display for PromptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PromptError {}
+
+/// The prompt service's configuration (upstream's `systemPrompt` config row).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PromptConfig {
+    /// Register the `harness:identity` opener (default true).
+    pub include_harness_identity: bool,
+    /// The `deployment:persona` text (default empty).
+    pub persona: String,
+    /// The explicit tool order: names plus exactly one [`TOOL_ORDER_REST`]; `None`: lexicographic.
+    pub tool_order: Option<Vec<String>>,
+}
+
+impl Default for PromptConfig {
+    fn default() -> Self {
+        Self { include_harness_identity: true, persona: String::new(), tool_order: None }
+    }
+}
+
+impl PromptConfig {
+    /// The default configuration with an explicit tool order.
+    pub fn with_tool_order(tool_order: Vec<String>) -> Self {
+        Self { tool_order: Some(tool_order), ..Self::default() }
+    }
+}
+
+/// Upstream's load-time `toolOrder` check: no name twice, and the rest entry present.
+fn validate_tool_order(tool_order: &[String]) -> Result<(), PromptError> {
+    let mut seen = HashSet::new();
+    for name in tool_order {
+        if !seen.insert(name.as_str()) {
+            return Err(PromptError::new(format!("toolOrder lists \"{name}\" more than once")));
+        }
+    }
+    if !seen.contains(TOOL_ORDER_REST) {
+        return Err(PromptError::new(format!(
+            "toolOrder must contain the \"{TOOL_ORDER_REST}\" rest entry (where unlisted tools are inserted)"
+        )));
+    }
+    Ok(())
+}
+
+/// JavaScript's default string order (UTF-16 code units).
+fn cmp_js(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// Upstream `orderTools`: the reserved name is rejected; without a configured order, lexicographic;
+/// with one, every listed name must be known, listed tools take their position and the rest are inserted
+/// lexicographically at the rest entry.
+fn order_tools(
+    mut tools: Vec<ToolSchema>,
+    tool_order: Option<&[String]>,
+    known: &[String],
+) -> Result<Vec<ToolSchema>, PromptError> {
+    if tools.iter().any(|t| t.name == TOOL_ORDER_REST) {
+        return Err(PromptError::new(format!(
+            "tool provider returned reserved tool name \"{TOOL_ORDER_REST}\" (reserved for toolOrder's rest entry)"
+        )));
+    }
+    // A stable sort, as `Array.prototype.sort` is.
+    tools.sort_by(|a, b| cmp_js(&a.name, &b.name));
+    let Some(tool_order) = tool_order else { return Ok(tools) };
+    let known_set: HashSet<&str> = known.iter().map(String::as_str).collect();
+    let unknown: Vec<&String> =
+        tool_order.iter().filter(|n| n.as_str() != TOOL_ORDER_REST && !known_set.contains(n.as_str())).collect();
+    if !unknown.is_empty() {
+        let mut sorted: Vec<&str> = known_set.into_iter().collect();
+        sorted.sort_by(|a, b| cmp_js(a, b));
+        let listed = unknown.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+        let known_text = if sorted.is_empty() { "(none)".to_owned() } else { sorted.join(", ") };
+        return Err(PromptError::new(format!(
+            "toolOrder lists unregistered tool{} {listed}; known tools: {known_text}",
+            if unknown.len() > 1 { "s" } else { "" }
+        )));
+    }
+    let listed: HashSet<&str> = tool_order.iter().map(String::as_str).collect();
+    let mut ordered = Vec::with_capacity(tools.len());
+    for name in tool_order {
+        if name == TOOL_ORDER_REST {
+            ordered.extend(tools.iter().filter(|t| !listed.contains(t.name.as_str())).cloned());
+        } else {
+            ordered.extend(tools.iter().filter(|t| &t.name == name).cloned());
+        }
+    }
+    Ok(ordered)
+}
+
+/// The registrations of one layer, each under its id, in registration order.
+#[derive(Default)]
+struct Layer {
+    sections: Vec<(u64, PromptSection)>,
+    providers: Vec<(u64, ToolProvider)>,
+}
+
+#[derive(Default)]
+struct Layers {
+    global: Layer,
+    scoped: HashMap<ScopeKey, Layer>,
+}
+
+impl Layers {
+    /// The layers an assembly for `scope` reads, global first, then the chain farthest first.
+    fn chain<'a>(&'a self, scope: Option<&'a ScopeKey>) -> Vec<&'a Layer> {
+        let mut out = vec![&self.global];
+        if let Some(scope) = scope {
+            let keys: Vec<&ScopeKey> = scope.chain().collect();
+            out.extend(keys.into_iter().rev().filter_map(|key| self.scoped.get(key)));
+        }
+        out
+    }
+
+    fn layer_mut(&mut self, scope: Option<&ScopeKey>) -> &mut Layer {
+        match scope {
+            None => &mut self.global,
+            Some(key) => self.scoped.entry(key.clone()).or_default(),
+        }
+    }
+
+    fn remove(&mut self, scope: Option<&ScopeKey>, id: u64) {
+        let layer = match scope {
+            None => &mut self.global,
+            Some(key) => match self.scoped.get_mut(key) {
+                Some(layer) => layer,
+                None => return,
+            },
+        };
+        layer.sections.retain(|(i, _)| *i != id);
+        layer.providers.retain(|(i, _)| *i != id);
+        if let Some(key) = scope {
+            if self.scoped.get(key).is_some_and(|l| l.sections.is_empty() && l.providers.is_empty()) {
+                self.scoped.remove(key);
+            }
+        }
+    }
+}
+
+struct Inner {
+    layers: Mutex<Layers>,
+    tool_order: Option<Vec<String>>,
+}
+
+/// The system-prompt service: sections and tool providers per layer, assembled per scope. Cheap to clone
+/// (clones share the service). Registrations are RAII [`HookGuard`]s.
+#[derive(Clone)]
+pub struct SystemPrompt {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for SystemPrompt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemPrompt").field("tool_order", &self.inner.tool_order).finish_non_exhaustive()
+    }
+}
+
+impl SystemPrompt {
+    /// The service with its own sections: `harness:identity` (order -100, unless disabled) and
+    /// `deployment:persona` (order 0, the configured persona, empty by default). A `toolOrder` with a
+    /// duplicate name or without the rest entry is rejected, as upstream rejects it at load.
+    pub fn new(config: PromptConfig) -> Result<Self, PromptError> {
+        if let Some(order) = &config.tool_order {
+            validate_tool_order(order)?;
+        }
+        let prompt = Self { inner: Arc::new(Inner { layers: Mutex::default(), tool_order: config.tool_order }) };
+        if config.include_harness_identity {
+            prompt
+                .section(
+                    None,
+                    PromptSection {
+                        name: HARNESS_IDENTITY_SECTION.to_owned(),
+                        order: HARNESS_IDENTITY_ORDER,
+                        text: SectionText::Static(HARNESS_IDENTITY_TEXT.to_owned()),
+                    },
+                )?
+                .forget();
+        }
+        prompt
+            .section(
+                None,
+                PromptSection {
+                    name: PERSONA_SECTION.to_owned(),
+                    order: PERSONA_ORDER,
+                    text: SectionText::Static(config.persona),
+                },
+            )?
+            .forget();
+        Ok(prompt)
+    }
+
+    fn layers(&self) -> MutexGuard<'_, Layers> {
+        self.inner.layers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn guard(&self, scope: Option<&ScopeKey>, id: u64) -> HookGuard {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let scope = scope.cloned();
+        HookGuard::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.layers.lock().unwrap_or_else(|p| p.into_inner()).remove(scope.as_ref(), id);
+            }
+        })
+    }
+
+    /// Contribute a section to the global layer (`None`) or to one agent scope's layer, where it shadows a
+    /// same-named global (or farther) section. A non-finite order (`TypeError`) and a name already in the
+    /// layer are rejected with upstream's messages. Dropping the guard withdraws it.
+    pub fn section(&self, scope: Option<&ScopeKey>, section: PromptSection) -> Result<HookGuard, PromptError> {
+        if !section.order.is_finite() {
+            return Err(PromptError {
+                message: format!("prompt section \"{}\" order must be a finite number", section.name),
+                name: "TypeError",
+            });
+        }
+        let id = next_id();
+        {
+            let mut layers = self.layers();
+            let layer = layers.layer_mut(scope);
+            if layer.sections.iter().any(|(_, s)| s.name == section.name) {
+                let message = match scope {
+                    None => format!(
+                        "prompt section \"{}\" is already registered (for a per-agent override, register through that agent's `agent.ctx` instead)",
+                        section.name
+                    ),
+                    Some(_) => format!("prompt section \"{}\" is already registered in this scope", section.name),
+                };
+                return Err(PromptError::new(message));
+            }
+            layer.sections.push((id, section));
+        }
+        Ok(self.guard(scope, id))
+    }
+
+    /// Contribute a tool-schema provider to the global layer (consulted by every assembly) or to one
+    /// agent scope's layer (consulted only by that scope's assemblies). Dropping the guard withdraws it.
+    pub fn tools(&self, scope: Option<&ScopeKey>, provider: ToolProvider) -> HookGuard {
+        let id = next_id();
+        self.layers().layer_mut(scope).providers.push((id, provider));
+        self.guard(scope, id)
+    }
+
+    /// Drop everything registered in `scope`'s layer, as disposing the agent's context does upstream.
+    pub fn dispose_scope(&self, scope: &ScopeKey) {
+        let removed = self.layers().scoped.remove(scope);
+        drop(removed);
+    }
+
+    /// Assemble the prompt for `scope` (`None`: the global view): the providers are evaluated first
+    /// (global, then the scope chain farthest first), then the effective sections' texts in ascending
+    /// order, then the tools are ordered. The first `Err` rejects the assembly.
+    pub fn assemble(&self, scope: Option<&ScopeKey>) -> Result<PromptAssembly, PromptError> {
+        // Snapshot under the lock, evaluate outside it: providers and texts may read other services.
+        let (providers, sections) = {
+            let layers = self.layers();
+            let chain = layers.chain(scope);
+            let providers: Vec<ToolProvider> =
+                chain.iter().flat_map(|layer| layer.providers.iter().map(|(_, p)| Arc::clone(p))).collect();
+            let mut sections: Vec<PromptSection> = Vec::new();
+            for layer in &chain {
+                for (_, section) in &layer.sections {
+                    // A nearer layer's section replaces a same-named one in its position.
+                    match sections.iter_mut().find(|s| s.name == section.name) {
+                        Some(slot) => *slot = section.clone(),
+                        None => sections.push(section.clone()),
+                    }
+                }
+            }
+            (providers, sections)
+        };
+        let context = AssembleContext { scope: scope.cloned() };
+        let mut collected = Vec::new();
+        let mut known: Vec<String> = Vec::new();
+        for provider in providers {
+            let result = provider(&context)?;
+            let names = result.known_names.unwrap_or_else(|| result.schemas.iter().map(|s| s.name.clone()).collect());
+            for name in names {
+                if !known.contains(&name) {
+                    known.push(name);
+                }
+            }
+            collected.extend(result.schemas);
+        }
+        let mut sections = sections;
+        // Stable: equal orders keep registration order.
+        sections.sort_by(|a, b| a.order.total_cmp(&b.order));
+        let mut assembled = Vec::with_capacity(sections.len());
+        for section in sections {
+            let text = match &section.text {
+                SectionText::Static(text) => text.clone(),
+                SectionText::Dynamic(f) => f(&context)?,
+            };
+            assembled.push(AssembledSection { name: section.name, order: section.order, text });
+        }
+        let tools = order_tools(collected, self.inner.tool_order.as_deref(), &known)?;
+        Ok(PromptAssembly { sections: assembled, tools })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(name: &str) -> ToolSchema {
+        ToolSchema { name: name.to_owned(), description: String::new(), parameters: Arc::new(serde_json::json!({})) }
+    }
+
+    fn names(tools: &[ToolSchema]) -> Vec<&str> {
+        tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[test]
+    fn tool_order_is_checked_at_construction() {
+        let err = |order: &[&str]| {
+            SystemPrompt::new(PromptConfig::with_tool_order(order.iter().map(|s| (*s).to_owned()).collect()))
+                .map(|_| ())
+                .map_err(|e| e.message)
+        };
+        assert_eq!(err(&["a", "a", TOOL_ORDER_REST]), Err("toolOrder lists \"a\" more than once".to_owned()));
+        assert_eq!(
+            err(&["a"]),
+            Err("toolOrder must contain the \"<unlisted-tools>\" rest entry (where unlisted tools are inserted)".to_owned())
+        );
+        assert_eq!(err(&[TOOL_ORDER_REST, "a"]), Ok(()));
+    }
+
+    #[test]
+    fn tools_are_ordered_and_unknown_names_rejected() {
+        let tools = || vec![schema("b"), schema("c"), schema("a")];
+        let known: Vec<String> = ["a", "b", "c", "hidden"].iter().map(|s| (*s).to_owned()).collect();
+        let sorted = order_tools(tools(), None, &known).map(|t| names(&t).join(","));
+        assert_eq!(sorted, Ok("a,b,c".to_owned()));
+        let order: Vec<String> = ["c", TOOL_ORDER_REST, "hidden"].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(order_tools(tools(), Some(&order), &known).map(|t| names(&t).join(",")), Ok("c,a,b".to_owned()));
+        let order: Vec<String> = ["x", TOOL_ORDER_REST, "y"].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(
+            order_tools(tools(), Some(&order), &known).map(|_| ()).map_err(|e| e.message),
+            Err("toolOrder lists unregistered tools \"x\", \"y\"; known tools: a, b, c, hidden".to_owned())
+        );
+        assert_eq!(
+            order_tools(vec![], Some(&order[..2]), &[]).map(|_| ()).map_err(|e| e.message),
+            Err("toolOrder lists unregistered tool \"x\"; known tools: (none)".to_owned())
+        );
+        assert_eq!(
+            order_tools(vec![schema(TOOL_ORDER_REST)], None, &[]).map(|_| ()).map_err(|e| e.message),
+            Err("tool provider returned reserved tool name \"<unlisted-tools>\" (reserved for toolOrder's rest entry)".to_owned())
+        );
+    }
+
+    #[test]
+    fn sections_are_ordered_shadowed_and_rendered_without_empty_ones() -> Result<(), PromptError> {
+        let prompt = SystemPrompt::new(PromptConfig::default())?;
+        let agent = ScopeKey::new("a1");
+        let text = |t: &str| SectionText::Static(t.to_owned());
+        let _g = prompt.section(None, PromptSection { name: "g".into(), order: 150.0, text: text("global") })?;
+        let _s = prompt.section(Some(&agent), PromptSection { name: "g".into(), order: 150.0, text: text("scoped") })?;
+        let _e = prompt.section(None, PromptSection { name: "early".into(), order: 99.0, text: text("early") })?;
+        let global = prompt.assemble(None)?;
+        let order: Vec<&str> = global.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(order, [HARNESS_IDENTITY_SECTION, PERSONA_SECTION, "early", "g"]);
+        assert_eq!(global.render(), format!("{HARNESS_IDENTITY_TEXT}\n\nearly\n\nglobal"));
+        assert_eq!(prompt.assemble(Some(&agent))?.sections[3].text, "scoped");
+        let dup = prompt.section(None, PromptSection { name: "g".into(), order: 1.0, text: text("") });
+        assert_eq!(
+            dup.map(|_| ()).map_err(|e| e.message),
+            Err("prompt section \"g\" is already registered (for a per-agent override, register through that agent's `agent.ctx` instead)".to_owned())
+        );
+        let nan = prompt.section(None, PromptSection { name: "n".into(), order: f64::NAN, text: text("") });
+        assert_eq!(nan.map(|_| ()).map_err(|e| (e.name, e.message)), Err(("TypeError", "prompt section \"n\" order must be a finite number".to_owned())));
+        prompt.dispose_scope(&agent);
+        assert_eq!(prompt.assemble(Some(&agent))?.sections[3].text, "global");
+        Ok(())
+    }
+}
