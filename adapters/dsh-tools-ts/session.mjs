@@ -138,7 +138,7 @@ export class FixtureSession {
     if (setup !== undefined && !isObj(setup)) throw new AdapterError('session/open: setup must be a mapping');
     setup ??= {};
     this.setup = setup;
-    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks']);
+    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks', 'prompt']);
     for (const key of Object.keys(setup)) if (!known.has(key)) throw new AdapterError(`session/open: unknown setup field "${key}"`);
     if (setup.runtime !== undefined && setup.runtime !== 'typescript') {
       throw new AdapterError(`session/open: runtime "${setup.runtime}" is not available (upstream rc.8 ships no working Python backend; this adapter mounts only dsh-code-runtime-worker-thread)`);
@@ -163,7 +163,13 @@ export class FixtureSession {
     const toolsConfig = {};
     if (setup.mode !== undefined) toolsConfig.mode = setup.mode;
     if (setup.maxParallelSubCalls !== undefined) toolsConfig.maxParallelSubCalls = setup.maxParallelSubCalls;
-    await this.mount(root.plugin(SystemPrompt, {}), 'dsh-system-prompt');
+    const promptConfig = {};
+    if (setup.prompt !== undefined) {
+      if (!isObj(setup.prompt)) throw new AdapterError('session/open: setup.prompt must be a mapping');
+      for (const key of Object.keys(setup.prompt)) if (key !== 'toolOrder') throw new AdapterError(`session/open: unknown setup.prompt field "${key}"`);
+      if (setup.prompt.toolOrder !== undefined) promptConfig.toolOrder = setup.prompt.toolOrder;
+    }
+    await this.mount(root.plugin(SystemPrompt, promptConfig), 'dsh-system-prompt');
     if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, runtimeConfig(setup.runtimeLimits)), 'dsh-code-runtime-worker-thread');
     if (setup.approval !== undefined) await this.mount(root.plugin(ApprovalService, {}), 'dsh-user-approval');
     await this.mount(root.plugin(ToolRuntime, toolsConfig), 'dsh-tools');

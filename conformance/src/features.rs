@@ -84,6 +84,9 @@ fn setup_features(setup: &Setup, add: &mut impl FnMut(&str)) {
     if setup.approval.is_some() {
         add(APPROVAL);
     }
+    if setup.prompt.is_some() {
+        add(PROMPT);
+    }
     if setup.agents.as_ref().is_some_and(|a| !a.is_empty()) {
         add(AGENTS);
     }

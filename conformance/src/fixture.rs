@@ -55,6 +55,18 @@ pub struct Setup {
     /// Listeners registered at session start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Hooks>,
+    /// The system-prompt service's config (`toolOrder`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptSetup>,
+}
+
+/// `setup.prompt`: the system-prompt service's config row.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PromptSetup {
+    /// The explicit model-facing tool order: names plus one `<unlisted-tools>` rest entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_order: Option<Vec<String>>,
 }
 
 /// `tools.mode`.
