@@ -28,9 +28,12 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// is a reference parse error where upstream may render or throw its own JavaScript `TypeError`; no
 /// corpus file holds one.
 ///
-/// Not advertised: `prompt` (no system-prompt contribution); no code runtimes.
-pub const FEATURES: &[&str] =
-    &["agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode", "sdk", "schema"];
+/// `prompt`: `prompt/assemble` over `dsh_tools::SystemPrompt` with the runtime's contributions (the tool
+/// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
+pub const FEATURES: &[&str] = &[
+    "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
+    "prompt", "sdk", "schema",
+];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
 /// always names ours.

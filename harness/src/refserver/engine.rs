@@ -3,9 +3,9 @@
 //!
 //! Every hook kind is mounted (`prepend: true` through the runtime's `prepend_*` registrations), the
 //! approval seam when `setup.approval` is present, agent masks (`scope/restrict`) and presentations
-//! (`scope/presentAs`). What the reference lacks (the `run_code` transport and code runtimes, prompt
-//! assembly) is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`), and the matching feature is
-//! not advertised (`capabilities.rs`).
+//! (`scope/presentAs`), and the system prompt the runtime contributes to (`prompt.rs`). What the reference
+//! lacks is rejected with a JSON-RPC error naming it (`rpc::UNSUPPORTED`), and the matching feature is not
+//! advertised (`capabilities.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -69,6 +69,8 @@ struct State {
 pub struct Engine {
     shared: Arc<Shared>,
     runtime: ToolRuntime,
+    /// The system prompt the runtime contributes to (`prompt/assemble`).
+    prompt: dsh_tools::SystemPrompt,
     fixtures: HashMap<String, ToolFixture>,
     state: Mutex<State>,
 }
@@ -89,9 +91,10 @@ impl Engine {
             }
         }
         let approval = setup.approval.as_ref().map(|a| FixtureApproval::new(a, &shared)).transpose()?;
-        let runtime = ToolRuntime::try_new(tools_config(&setup))
+        let prompt = super::prompt::system_prompt(&setup)?;
+        let runtime = ToolRuntime::try_with_prompt(tools_config(&setup), &prompt)
             .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: the tools config was rejected: {}", e.message)))?;
-        let engine = Engine { runtime, shared, fixtures, state: Mutex::default() };
+        let engine = Engine { runtime, prompt, shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
         if let Some(mounted) = super::code::mount(&engine.runtime, setup.runtime, setup.runtime_limits.as_ref())? {
             engine.state().own.push(mounted);
@@ -362,7 +365,10 @@ impl Engine {
             "tools/executionMode" => self.execution_mode(params),
             "scope/restrict" => self.restrict(params),
             "scope/presentAs" => self.present_as(params),
-            "prompt/assemble" => Err(Failure::unsupported("prompt/assemble (dsh-tools has no system-prompt contribution yet)")),
+            "prompt/assemble" => params
+                .opt_str("agent")
+                .and_then(|agent| self.agent_key(agent))
+                .and_then(|scope| super::prompt::assemble(&self.prompt, scope.as_ref())),
             "sdk/render" => sdk_render(params),
             _ => return super::schema::handle(method, params),
         };

@@ -33,7 +33,7 @@
 //! callbacks (guards, `finalizeContent`: synchronous upstream too), `render: { invalid: true }`
 //! (upstream passes a non-content render value through as the result's `content`; `RenderFn` returns
 //! content blocks by type), `setup.mode` other than native, `maxParallelSubCalls`, `runtime`, and the
-//! requests `scope/presentAs` and `prompt/assemble` (no Code Mode, no prompt contribution in `dsh-tools`).
+//! request `scope/presentAs` (no Code Mode). `prompt/assemble` is served by [`prompt`].
 
 pub mod capabilities;
 pub mod calls;
@@ -43,6 +43,7 @@ pub mod engine;
 pub mod fixtures;
 pub mod gates;
 pub mod outbox;
+pub mod prompt;
 pub mod quiesce;
 pub mod result;
 pub mod rpc;
