@@ -435,9 +435,23 @@ async fn measure_trivial_and_binding_heavy_runs() {
         calls.push(started.elapsed());
         assert_eq!(result.value, Some(json!(1)));
     }
+    // The floor: the same interpreter starting and importing what the bootstrap imports, nothing else.
+    let mut floor = Vec::new();
+    for _ in 0..30 {
+        let started = Instant::now();
+        let status = std::process::Command::new(rt.interpreter())
+            .args(["-I", "-c", "import ast, asyncio, json, resource, threading, traceback"])
+            .env_clear()
+            .status()
+            .unwrap();
+        floor.push(started.elapsed());
+        assert!(status.success());
+    }
     trivial.sort();
     calls.sort();
+    floor.sort();
     let median = |v: &[Duration]| v[v.len() / 2].as_secs_f64() * 1e6;
     println!("{{\"figure\": \"run_code_python_trivial\", \"median_us\": {:.0}}}", median(&trivial));
     println!("{{\"figure\": \"run_code_python_100_calls\", \"median_us\": {:.0}}}", median(&calls));
+    println!("{{\"figure\": \"python3_start_and_imports_floor\", \"median_us\": {:.0}}}", median(&floor));
 }
