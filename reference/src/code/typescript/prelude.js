@@ -15,7 +15,9 @@ export default function (host) {
   'use strict';
   const emit = host.emit;
   const promiseState = host.promiseState;
-  const ObjectCtor = Object;
+  const MapCtor = Map;
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
   const ErrorCtor = Error;
   const StringCtor = String;
   const apply = Reflect.apply;
@@ -276,7 +278,8 @@ export default function (host) {
     try { header = call(errorToString, err); } catch { return stack; }
     if (call(stringStartsWith, stack, header)) return stack;
     const frames = stack.length > 0 && !call(stringStartsWith, stack, '\n') ? '\n' + stack : stack;
-    return (header + frames).replace(/\n$/, '');
+    const text = header + frames;
+    return call(stringEndsWith, text, '\n') ? slice(text, 0, -1) : text;
   }
 
   function formatError(err, constructor, tag, ctx, keys) {
@@ -340,13 +343,13 @@ export default function (host) {
       if (ctx.seen[i] === value) {
         let index = 1;
         if (ctx.circular === undefined) {
-          ctx.circular = new Map();
-          ctx.circular.set(value, index);
+          ctx.circular = new MapCtor();
+          call(mapSet, ctx.circular, value, index);
         } else {
-          index = ctx.circular.get(value);
+          index = call(mapGet, ctx.circular, value);
           if (index === undefined) {
-            index = ctx.circular.size + 1;
-            ctx.circular.set(value, index);
+            index = call(mapSize, ctx.circular) + 1;
+            call(mapSet, ctx.circular, value, index);
           }
         }
         return `[Circular *${index}]`;
@@ -466,7 +469,7 @@ export default function (host) {
     const output = formatter(ctx, value, recurseTimes);
     for (let i = 0; i < keys.length; i++) push(output, formatProperty(ctx, value, recurseTimes, keys[i], extrasType));
     if (ctx.circular !== undefined) {
-      const index = ctx.circular.get(value);
+      const index = call(mapGet, ctx.circular, value);
       if (index !== undefined) {
         const reference = `<ref *${index}>`;
         base = base === '' ? reference : `${reference} ${base}`;

@@ -63,6 +63,7 @@ pub(crate) fn strip_program(program: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::strip_program;
 

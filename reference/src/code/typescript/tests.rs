@@ -3,6 +3,7 @@
 //!
 //! Spec: RUN-002, RUN-003, RUN-005, RUN-007, RUN-022, RUN-023, RUN-026, RUN-027, RUN-028, RUN-029,
 //! RUN-031, RUN-032.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 
@@ -200,6 +201,26 @@ async fn runs_start_fresh() {
     let first = runtime.run(request("globalThis.leftover = 41; return typeof globalThis.leftover")).await.unwrap();
     let second = runtime.run(request("return typeof globalThis.leftover")).await.unwrap();
     assert_eq!((first.value, second.value), (Some(json!("number")), Some(json!("undefined"))));
+}
+
+/// 100,000 levels through a binding and back out as the completion: every walk is iterative.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_values_cross_both_ways() {
+    let program = "let v = 1; for (let i = 0; i < 100000; i++) v = [v]; const back = await tools.echo(v); console.log(back); return back";
+    // Debug builds walk slowly; the budget is not what this test is about.
+    let result = run_with(limits_with(|l| l.compute_ms = 60_000.0), program, RunSignal::new()).await;
+    assert_eq!(result.error, None);
+    // Node's own text for this value (depth 4, compact 3).
+    assert_eq!(result.logs, vec!["[\n  [\n    [ [ [ [Array] ] ] ]\n  ]\n]"]);
+    let value = result.value.unwrap();
+    let mut depth = 0;
+    let mut at = &value;
+    while let Value::Array(items) = at {
+        depth += 1;
+        at = &items[0];
+    }
+    assert_eq!((depth, at), (100_000, &json!(1)));
+    crate::value::dismantle(value);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
