@@ -14,7 +14,7 @@
 //!
 //! Spec: RUN-002 (async-function body), RUN-022 (exception text), RUN-023 (completion must be lossless),
 //! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-032 (abort),
-//! RUN-034 (fresh state per run).
+//! RUN-034 (fresh state per run). Unhandled rejections are uncaught errors, as in Node: `worker-exit`.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -45,6 +45,53 @@ const OOM_SLACK_BYTES: usize = 4 * 1024 * 1024;
 pub(crate) const HEAP_EXIT_MESSAGE: &str = "worker error: Worker terminated due to reaching memory limit: JS heap out of memory";
 /// Upstream's completion check message.
 pub(crate) const COMPLETION_NOT_LOSSLESS: &str = "program completion must be lossless JSON";
+/// Node's text for an unhandled rejection whose reason is not an error.
+const UNHANDLED_REJECTION: &str = "This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason";
+
+/// Promises rejected with no handler yet, in rejection order: `(identity, message)`. A handler attached
+/// before the microtask queue drains removes the entry, as in Node.
+type Unhandled = Arc<std::sync::Mutex<Vec<(u64, String)>>>;
+
+fn identity(value: &JsValue<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// What Node's worker reports for an unhandled rejection: the error's message, else its fixed text naming
+/// the reason (`"str"`, `"#<Object>"`).
+fn rejection_message<'js>(reason: &JsValue<'js>) -> String {
+    if let Some(object) = reason.as_object() {
+        if reason.is_error() {
+            if let Ok(message) = object.get::<_, String>("message") {
+                return message;
+            }
+        }
+        let name = object
+            .get_prototype()
+            .and_then(|p| p.get::<_, rquickjs::Object<'js>>("constructor").ok())
+            .and_then(|c| c.get::<_, String>("name").ok())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "Object".to_owned());
+        return format!("{UNHANDLED_REJECTION} \"#<{name}>\".");
+    }
+    let text = if let Some(s) = reason.as_string() {
+        s.to_string().unwrap_or_default()
+    } else if reason.is_undefined() {
+        "undefined".to_owned()
+    } else if reason.is_null() {
+        "null".to_owned()
+    } else if let Some(b) = reason.as_bool() {
+        b.to_string()
+    } else if let Some(n) = reason.as_number() {
+        js_number_string(n)
+    } else {
+        String::new()
+    };
+    format!("{UNHANDLED_REJECTION} \"{text}\".")
+}
+
 /// Waker key of the abort and drop watchers (entry keys start at 1).
 const SIGNAL_KEY: u64 = 0;
 
@@ -157,10 +204,21 @@ pub(crate) fn execute(spec: RunSpec) -> CodeRunResult {
             runtime.set_max_stack_size(JS_STACK_BYTES);
             let handler_meter = meter.clone();
             runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));
+            let unhandled: Unhandled = Arc::default();
+            let tracked = unhandled.clone();
+            runtime.set_host_promise_rejection_tracker(Some(Box::new(move |_ctx, promise, reason, handled| {
+                let key = identity(&promise);
+                let mut list = tracked.lock().unwrap_or_else(|p| p.into_inner());
+                if handled {
+                    list.retain(|(k, _)| *k != key);
+                } else {
+                    list.push((key, rejection_message(&reason)));
+                }
+            })));
             let result = match Context::full(&runtime) {
                 Err(error) => (Ledger::new(limits.max_output_bytes), Outcome::WorkerError(error.to_string())),
                 Ok(context) => {
-                    let result = context.with(|ctx| run_in(&ctx, &spec, &meter));
+                    let result = context.with(|ctx| run_in(&ctx, &spec, &meter, &unhandled));
                     drop(context);
                     result
                 }
@@ -197,10 +255,10 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
     }
 }
 
-fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>) -> (Ledger, Outcome) {
+fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>, unhandled: &Unhandled) -> (Ledger, Outcome) {
     let wakeup = Arc::new(Wakeup::new());
     let host = Rc::new(Host::new(meter.clone(), wakeup, Ledger::new(spec.limits.max_output_bytes)));
-    let outcome = drive(ctx, &host, spec);
+    let outcome = drive(ctx, &host, spec, unhandled);
     // Nothing the program started survives the run: pending calls and timers are dropped here, before
     // the engine goes away and before the result is handed back.
     host.clear();
@@ -291,7 +349,7 @@ fn describe<'js>(ctx: &Ctx<'js>, host: &Host<'js>, thrown: JsValue<'js>) -> Outc
     }
 }
 
-fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Outcome {
+fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, unhandled: &Unhandled) -> Outcome {
     let meter = host.meter.clone();
     let promise = match meter.busy(|| start(ctx, host, spec)) {
         Started::Running(promise) => promise,
@@ -320,6 +378,12 @@ fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Outcome {
                 let reason = ctx.catch();
                 return describe(ctx, host, reason);
             }
+        }
+        // The microtask queue is drained and the program still runs: a rejection nobody handled is
+        // uncaught, which kills upstream's worker.
+        let first_unhandled = unhandled.lock().unwrap_or_else(|p| p.into_inner()).first().map(|(_, m)| m.clone());
+        if let Some(message) = first_unhandled {
+            return Outcome::WorkerError(message);
         }
         // Watch the abort signal and the caller's drop so either wakes a parked loop.
         let mut watch = TaskContext::from_waker(&signal_waker);

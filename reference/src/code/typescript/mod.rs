@@ -1,7 +1,7 @@
 //! The TypeScript code runtime (upstream `@deepseek-ai/dsh-code-runtime-worker-thread`'s
 //! `WorkerThreadCodeRuntime`): [`TypeScriptRuntime`] type-strips each program with `swc_ts_fast_strip`
 //! (the stripper Node's `stripTypeScriptTypes` wraps) and runs it in a fresh QuickJS runtime and context
-//! (`rquickjs`) on its own thread, with host bindings, a console shim, the busy/wall/heap/output limits and
+//! (`rquickjs`) on a run thread of its own (`pool.rs`), with host bindings, a console shim, the busy/wall/heap/output limits and
 //! the abort signal. Measured choice and fidelity notes: `../shared/research/runtime-choice.md`.
 //!
 //! Files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop, limits), `host.rs`
@@ -11,14 +11,19 @@
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
-//! `setInterval`, `clearInterval` (tokio timers; handles are numbers). Not provided (Node globals upstream's
-//! worker has): `process`, `Buffer`, `fetch`, `structuredClone`, `setImmediate`, `require`.
+//! `setInterval`, `clearInterval` (tokio timers; handles are numbers), `queueMicrotask` (the engine's), and
+//! a `process` stub (`process.stdout.write` / `process.stderr.write` captured as log entries, an empty
+//! `process.env`). Not provided (Node globals upstream's worker has): the rest of `process`, `Buffer`,
+//! `fetch`, `structuredClone`, `setImmediate`, `require`.
 //!
 //! Known fidelity gaps against upstream (V8 in a Node worker): exception texts carry QuickJS stack frames
 //! (the `Name: message` first line matches; frames and columns differ, and no host paths appear); syntax
 //! errors the stripper lets through carry QuickJS's wording; strings with lone surrogates cannot cross the
-//! JSON boundary (rejected as not lossless); an unhandled promise rejection does not end the run; the
-//! console renders promises and errors from the engine's own view (no V8 internals).
+//! JSON boundary (rejected as not lossless); engine error messages are QuickJS's (`cannot read property
+//! 'x' of null` where V8 says `Cannot read properties of null (reading 'x')`), except that an uncaught
+//! `not a function` names its dotted callee as V8 does; `process` is a stub (`stdout`/`stderr` writes and
+//! an empty `env`, no `getBuiltinModule`). Like upstream's worker, an unhandled rejection (or an error
+//! thrown by a timer callback) while the program runs ends the run as `worker-exit` with Node's text.
 //!
 //! Spec: RUN-003 (strip before running), RUN-033 (language `typescript`), RUN-034 (fresh state per run);
 //! the other RUN rules per file.

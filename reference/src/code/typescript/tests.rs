@@ -203,6 +203,25 @@ async fn runs_start_fresh() {
     assert_eq!((first.value, second.value), (Some(json!("number")), Some(json!("undefined"))));
 }
 
+/// Upstream's worker dies of an unhandled rejection (or an uncaught timer error) while the program runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unhandled_rejections_kill_the_run() {
+    let cases = [
+        ("tools.fail(1); await new Promise(r => setTimeout(r, 20)); return 1", "worker error: boom 1"),
+        ("setTimeout(() => { throw new Error('late') }, 1); await new Promise(r => setTimeout(r, 50)); return 1", "worker error: late"),
+        ("Promise.reject('str'); await new Promise(r => setTimeout(r, 20)); return 1", "worker error: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"str\"."),
+        ("Promise.reject({a: 1}); await new Promise(r => setTimeout(r, 20)); return 1", "worker error: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"#<Object>\"."),
+    ];
+    for (program, message) in cases {
+        assert_eq!(error_of(&run(program).await), (CodeRunErrorKind::WorkerExit, message), "{program}");
+    }
+    // Handled within the same microtask drain, or settled with the program: no failure.
+    let handled = "const p = Promise.reject(new Error('h')); await null; p.catch(() => {}); await new Promise(r => setTimeout(r, 20)); return 1";
+    assert_eq!(run(handled).await.value, Some(json!(1)));
+    assert_eq!(run("Promise.reject(new Error('x')); return 2").await.value, Some(json!(2)));
+    assert_eq!(run("try { await tools.echo() } catch {} return 3").await.value, Some(json!(3)));
+}
+
 /// 100,000 levels through a binding and back out as the completion: every walk is iterative.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_values_cross_both_ways() {
