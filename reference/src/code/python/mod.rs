@@ -48,6 +48,7 @@
 //! `validateBindings`).
 
 mod frames;
+mod json;
 mod ledger;
 mod process;
 mod run;
@@ -200,7 +201,7 @@ fn is_dunder(s: &str) -> bool {
 /// Upstream `validateBindings`: usable, unreserved, distinct globals and error classes; usable member
 /// names. Violations are contract misuse.
 fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRuntimeMisuse> {
-    let quoted = |s: &str| frames::json_string(s);
+    let quoted = |s: &str| json::json_string(s);
     let mut namespaces: Vec<Namespace> = Vec::new();
     for ns in &request.bindings {
         if !is_identifier(&ns.global) || PORTABLE_RESERVED_WORDS.contains(&ns.global.as_str()) {

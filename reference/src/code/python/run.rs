@@ -19,6 +19,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
+use super::json;
 use super::ledger::OutputLedger;
 use super::process::{self, GroupGuard};
 use super::{HEAP_EXIT_MESSAGE, Namespace};
@@ -325,7 +326,7 @@ impl Driver {
             if let Some(args) = args {
                 crate::value::dismantle(args);
             }
-            let label = frames::json_string(&format!("{global}.{name}"));
+            let label = json::json_string(&format!("{global}.{name}"));
             let _ = self.outbox.send(frames::reply_err_frame(id, &format!("unknown binding {label}")));
             return;
         };
