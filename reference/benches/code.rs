@@ -1,0 +1,127 @@
+//! `run_code` benchmarks with the real code runtimes; one JSON object per line,
+//! `{"figure", "n", "median_us"}`, with the figure names and programs of
+//! `shared/tools/bench/upstream-bench.mjs` § 4 (a code-mode runtime with one concurrency-safe `echo`):
+//! `run_code_trivial_per_run` (`return 1`; 9 rounds of 5 runs), `run_code_100_seq_calls_per_run` (100
+//! awaited `tools.echo` calls in a loop; 5 rounds of 2) and `run_code_100_parallel_calls_per_run` (100
+//! calls awaited together; 5 rounds of 2), for the TypeScript runtime, then the same programs in Python
+//! with a `_python` suffix. One warm-up run each; the figure is the median round's per-run µs. The
+//! transport call is driven by a current-thread runtime on the bench thread (the runtimes run programs
+//! on their own threads and processes).
+//!
+//! Spec: none (performance anchors, see DESIGN.md); the workloads exercise the RUN bridge rules.
+
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use dsh_tools::code::CodeRuntime;
+use dsh_tools::code::CodeRuntimeLimits;
+use dsh_tools::code::python::PythonRuntime;
+use dsh_tools::code::typescript::TypeScriptRuntime;
+use dsh_tools::{OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolMode, ToolRuntime, ToolsConfig};
+use serde_json::{Value, json};
+
+fn report(figure: &str, n: usize, mut samples: Vec<f64>) {
+    samples.sort_by(f64::total_cmp);
+    let median = samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN);
+    println!("{}", json!({"figure": figure, "n": n, "median_us": (median * 1000.0).round() / 1000.0}));
+}
+
+fn echo() -> ToolDefinition {
+    let mut def = ToolDefinition::new(
+        "echo",
+        "echo",
+        Parameters::Dsl(json!({"text": {"type": "string"}})),
+        OutputDeclaration {
+            schema: json!({"type": "string"}),
+            render: Arc::new(|_, v| Ok(vec![json!({"type": "text", "text": v})])),
+            presentation_meta: None,
+        },
+        Arc::new(|args, _| {
+            Box::pin(async move { Ok(args.get("text").cloned().unwrap_or_else(|| Value::String(String::new()))) })
+        }),
+    );
+    def.is_concurrency_safe = Some(Arc::new(|_| Ok(true)));
+    def
+}
+
+struct Bench {
+    tokio: tokio::runtime::Runtime,
+    rt: ToolRuntime,
+    next: usize,
+}
+
+impl Bench {
+    /// One run; a failed run is reported once and makes the figure meaningless.
+    fn run(&mut self, code: &str) -> bool {
+        self.next += 1;
+        let input = ToolExecutionInput::new(format!("r{}", self.next), "run_code", json!({"code": code, "description": "bench"}));
+        let result = self.tokio.block_on(self.rt.execute(input));
+        if result.is_error() {
+            println!("{}", json!({"figure": "run_code_error", "error": result.to_json()}));
+            return false;
+        }
+        true
+    }
+
+    fn figure(&mut self, figure: &str, code: &str, rounds: usize, n: usize) {
+        if !self.run(code) {
+            return;
+        }
+        let mut samples = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let t0 = Instant::now();
+            for _ in 0..n {
+                if !self.run(code) {
+                    return;
+                }
+            }
+            samples.push(t0.elapsed().as_secs_f64() * 1e6 / n as f64);
+        }
+        report(figure, n, samples);
+    }
+}
+
+fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
+    let Ok(tokio) = tokio::runtime::Builder::new_current_thread().thread_stack_size(64 << 20).enable_all().build()
+    else {
+        return;
+    };
+    let rt = ToolRuntime::new(ToolsConfig::with_mode(ToolMode::Code));
+    let _echo = rt.register(echo(), None);
+    let _mounted = rt.mount_code_runtime(runtime);
+    let mut bench = Bench { tokio, rt, next: 0 };
+    let [trivial, seq, parallel] = programs;
+    bench.figure(&format!("run_code_trivial_per_run{suffix}"), trivial, 9, 5);
+    bench.figure(&format!("run_code_100_seq_calls_per_run{suffix}"), seq, 5, 2);
+    bench.figure(&format!("run_code_100_parallel_calls_per_run{suffix}"), parallel, 5, 2);
+}
+
+fn main() {
+    let limits = CodeRuntimeLimits::default();
+    match TypeScriptRuntime::new(limits) {
+        Ok(ts) => bench(
+            Arc::new(ts),
+            "",
+            [
+                "return 1",
+                "for (let j = 0; j < 100; j++) await tools.echo({text: \"x\"}); return 1",
+                "await Promise.all(Array.from({length: 100}, () => tools.echo({text: \"x\"}))); return 1",
+            ],
+        ),
+        Err(e) => println!("{}", json!({"figure": "run_code_error", "error": e.message})),
+    }
+    match PythonRuntime::new(limits) {
+        Ok(py) => bench(
+            Arc::new(py),
+            "_python",
+            [
+                "return 1",
+                "for _ in range(100):\n    await tools.echo({\"text\": \"x\"})\nreturn 1",
+                "import asyncio\nawait asyncio.gather(*[tools.echo({\"text\": \"x\"}) for _ in range(100)])\nreturn 1",
+            ],
+        ),
+        Err(e) => println!("{}", json!({"figure": "run_code_error_python", "error": e.message})),
+    }
+}
