@@ -4,9 +4,10 @@
 //! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
 //! is the same (`worker-thread` `lib/index.js`).
 //!
-//! Files: `frames.rs` (the wire, hostile-frame validation, raw-token numbers), `process.rs` (spawn, fd 3,
-//! process group, CPU time), `run.rs` (one run driven to settlement: budgets, abort, bindings, logs),
-//! `ledger.rs` (the combined output ledger), `bootstrap.py` (the child side).
+//! Files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the iterative raw-token
+//! JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time), `run.rs` (one run driven
+//! to settlement: budgets, abort, bindings, logs), `ledger.rs` (the combined output ledger),
+//! `bootstrap.py` (the child side).
 //!
 //! What a program sees: its text is the body of `async def __dsh_main__()` (wrapped at the AST level, so
 //! top-level `await` and `return` work and line numbers are the program's own); each namespace is a global
