@@ -56,7 +56,7 @@ pub(crate) fn install<'js>(
     let mut values = Vec::new();
     let mut class_names = Vec::new();
     let mut class_values = Vec::new();
-    for namespace in namespaces {
+    for (index, namespace) in namespaces.iter().enumerate() {
         let class: Option<Constructor<'js>> = match &namespace.error_class {
             Some(descriptor) => {
                 let class: Constructor<'js> =
@@ -67,9 +67,10 @@ pub(crate) fn install<'js>(
             }
             None => None,
         };
+        host.classes.borrow_mut().push(class);
         let object = Object::new_proto(ctx.clone(), None)?;
         for (member, binding) in &namespace.functions {
-            let function = binding_function(ctx, host, member.clone(), binding.clone(), class.clone())?;
+            let function = binding_function(ctx, host, member.clone(), binding.clone(), index)?;
             object.prop(member.as_str(), Property::from(function).enumerable())?;
         }
         names.push(namespace.global.clone());
@@ -85,7 +86,7 @@ fn binding_function<'js>(
     host: &Rc<Host<'js>>,
     member: String,
     binding: BindingFn,
-    class: Option<Constructor<'js>>,
+    namespace: usize,
 ) -> rquickjs::Result<Function<'js>> {
     let host = host.clone();
     let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, arg: Opt<JsValue<'js>>| -> rquickjs::Result<Promise<'js>> {
@@ -94,6 +95,7 @@ fn binding_function<'js>(
             // The run is over: nothing new starts, and the program never sees this call settle.
             return Ok(promise);
         }
+        let class = host.classes.borrow().get(namespace).cloned().flatten();
         let arg = arg.0.unwrap_or_else(|| JsValue::new_undefined(ctx.clone()));
         let intrinsics = host.handles.borrow().as_ref().map(|h| h.intrinsics.clone());
         let detached = intrinsics.and_then(|intrinsics| snapshot(&ctx, arg, &intrinsics));
@@ -104,7 +106,7 @@ fn binding_function<'js>(
             }
             Some(json) => {
                 let future = binding(Some(json));
-                host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class: class.clone() });
+                host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class });
             }
         }
         Ok(promise)

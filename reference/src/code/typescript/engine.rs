@@ -208,11 +208,12 @@ pub(crate) fn execute(spec: RunSpec) -> CodeRunResult {
             let tracked = unhandled.clone();
             runtime.set_host_promise_rejection_tracker(Some(Box::new(move |_ctx, promise, reason, handled| {
                 let key = identity(&promise);
+                // The message is read before locking: reading it may run program code that rejects again.
+                let message = (!handled).then(|| rejection_message(&reason));
                 let mut list = tracked.lock().unwrap_or_else(|p| p.into_inner());
-                if handled {
-                    list.retain(|(k, _)| *k != key);
-                } else {
-                    list.push((key, rejection_message(&reason)));
+                match message {
+                    None => list.retain(|(k, _)| *k != key),
+                    Some(message) => list.push((key, message)),
                 }
             })));
             let result = match Context::full(&runtime) {

@@ -1,7 +1,8 @@
 //! The per-run host state shared by the engine loop and the native functions the program can call: the
 //! busy-time meter and the run's single terminal reason, the wakeup channel the loop parks on, the table of
 //! pending host work (binding calls and timers), and every engine handle the host keeps (cleared before the
-//! engine is torn down, so no Rust-held reference can keep a JavaScript object alive past the run).
+//! engine is torn down, so no Rust-held reference can keep a JavaScript object alive past the run: native
+//! closures capture only the host, never an engine value).
 //!
 //! Spec: RUN-027 (busy-time budget; binding work is not busy time), RUN-028 (wall ceiling), RUN-031 (heap
 //! cap), RUN-032 (abort), RUN-029 (output-limit ends the run).
@@ -246,6 +247,10 @@ pub(crate) struct Host<'js> {
     pub(crate) pending: RefCell<BTreeMap<u64, Entry<'js>>>,
     next_key: Cell<u64>,
     pub(crate) handles: RefCell<Option<Handles<'js>>>,
+    /// Each namespace's rejection class, by namespace index. Native functions look it up here rather than
+    /// capturing it: a JavaScript value held by a Rust closure is invisible to the engine's cycle collector,
+    /// so a program linking the class back to the function would leak both past the runtime.
+    pub(crate) classes: RefCell<Vec<Option<Constructor<'js>>>>,
 }
 
 impl<'js> Host<'js> {
@@ -257,6 +262,7 @@ impl<'js> Host<'js> {
             pending: RefCell::new(BTreeMap::new()),
             next_key: Cell::new(1),
             handles: RefCell::new(None),
+            classes: RefCell::new(Vec::new()),
         }
     }
 
@@ -280,5 +286,6 @@ impl<'js> Host<'js> {
         let pending = std::mem::take(&mut *self.pending.borrow_mut());
         drop(pending);
         self.handles.borrow_mut().take();
+        self.classes.borrow_mut().clear();
     }
 }

@@ -193,6 +193,17 @@ async fn process_stream_writes_are_log_entries() {
     assert_eq!(result.value, Some(json!(0)));
 }
 
+/// A program may tie host-made objects into cycles; the run still tears down cleanly (an engine value held
+/// by a Rust closure would survive the engine and abort the process).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_made_cycles_through_host_objects_are_collected() {
+    let program = "ToolCallError.keep = tools.echo; ToolCallError.prototype.ns = tools; tools.echo.self = tools.echo;
+        console.log.c = console; setTimeout.t = setTimeout; process.stdout.write.p = process; return 1";
+    assert_eq!(run(program).await.value, Some(json!(1)));
+    let pending = "ToolCallError.keep = tools.slow; tools.slow.p = tools.slow(1); setTimeout(() => {}, 100000); return 2";
+    assert_eq!(run(pending).await.value, Some(json!(2)));
+}
+
 /// A fresh runtime per run: globals do not leak between runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_start_fresh() {
