@@ -104,10 +104,15 @@ fn binding_function<'js>(
                 let error = failure(&ctx, &host, class.as_ref(), &member, ARGUMENTS_NOT_LOSSLESS)?;
                 reject.call::<_, ()>((error,))?;
             }
-            Some(json) => {
-                let future = binding(Some(json));
-                host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class });
-            }
+            Some(json) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| binding(Some(json)))) {
+                Ok(future) => {
+                    host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class });
+                }
+                Err(_) => {
+                    let error = failure(&ctx, &host, class.as_ref(), &member, "binding panicked")?;
+                    reject.call::<_, ()>((error,))?;
+                }
+            },
         }
         Ok(promise)
     })?;

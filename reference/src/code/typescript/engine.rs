@@ -259,7 +259,10 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
 fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>, unhandled: &Unhandled) -> (Ledger, Outcome) {
     let wakeup = Arc::new(Wakeup::new());
     let host = Rc::new(Host::new(meter.clone(), wakeup, Ledger::new(spec.limits.max_output_bytes)));
-    let outcome = drive(ctx, &host, spec, unhandled);
+    // A panic in host code (a binding's constructor, say) must still reach `clear` below: engine values left
+    // in the host at teardown would abort the process.
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| drive(ctx, &host, spec, unhandled)))
+        .unwrap_or_else(|_| Outcome::WorkerError("the runtime's host code panicked".to_owned()));
     // Nothing the program started survives the run: pending calls and timers are dropped here, before
     // the engine goes away and before the result is handed back.
     host.clear();

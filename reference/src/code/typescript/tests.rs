@@ -204,6 +204,23 @@ async fn program_made_cycles_through_host_objects_are_collected() {
     assert_eq!(run(pending).await.value, Some(json!(2)));
 }
 
+/// A binding that panics (when called or while polled) rejects that call; nothing crashes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panicking_bindings_reject_the_call() {
+    let at_call: BindingFn = Arc::new(|_| panic!("at call"));
+    let at_poll: BindingFn = Arc::new(|_| Box::pin(async { panic!("at poll") }));
+    let namespace = CodeBindingNamespace {
+        global: "host".to_owned(),
+        functions: vec![("a".to_owned(), at_call), ("b".to_owned(), at_poll)],
+        error_class: Some(CodeBindingErrorClass { name: "HostError".to_owned(), member_name_property: "fn".to_owned() }),
+    };
+    let runtime = TypeScriptRuntime::new(limits()).unwrap();
+    let program = "const out = []; for (const f of [host.a, host.b]) { try { await f({}); } catch (e) { out.push([e instanceof HostError, e.fn, e.message]); } } return out";
+    let request = CodeRunRequest { program: program.to_owned(), bindings: vec![namespace], signal: RunSignal::new() };
+    let result = runtime.run(request).await.unwrap();
+    assert_eq!(result.value, Some(json!([[true, "a", "binding panicked"], [true, "b", "binding panicked"]])));
+}
+
 /// A fresh runtime per run: globals do not leak between runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_start_fresh() {

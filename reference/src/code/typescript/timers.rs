@@ -28,7 +28,10 @@ fn schedule<'js>(ctx: &Ctx<'js>, host: &Host<'js>, callback: JsValue<'js>, delay
         return Err(Exception::throw_type(ctx, &message));
     };
     let delay = delay_of(delay.0.as_ref());
-    let sleep = Box::pin(tokio::time::sleep(delay));
+    // `tokio::time::sleep` panics on a runtime built without its time driver: a JavaScript error instead.
+    let Ok(sleep) = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(delay))) else {
+        return Err(Exception::throw_internal(ctx, "timers are unavailable: the host's tokio runtime has no time driver"));
+    };
     Ok(host.insert(Entry::Timer { sleep, callback, args: args.0, repeat: repeat.then_some(delay) }))
 }
 
