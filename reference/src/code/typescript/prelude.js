@@ -32,6 +32,7 @@ export default function (host) {
   const hasOwnFn = Object.prototype.hasOwnProperty;
   const propIsEnumFn = Object.prototype.propertyIsEnumerable;
   const fnToString = Function.prototype.toString;
+  const objectToString = Object.prototype.toString;
   const errorToString = Error.prototype.toString;
   const symbolToString = Symbol.prototype.toString;
   const symbolIterator = Symbol.iterator;
@@ -101,7 +102,8 @@ export default function (host) {
   };
 
   const kObjectType = 0;
-  const kArrayExtrasType = 1;
+  const kArrayType = 1;
+  const kArrayExtrasType = 2;
   const DEPTH = 4;
   const MAX_ARRAY_LENGTH = 100;
   const MAX_STRING_LENGTH = 10000;
@@ -411,7 +413,8 @@ export default function (host) {
         base = getFunctionBase(value, constructor, tag);
         if (keys.length === 0) return base;
       } else if (constructor === 'Object') {
-        if (tag !== '') braces[0] = `${getPrefix(constructor, tag, 'Object')}{`;
+        if (call(objectToString, value) === '[object Arguments]') braces[0] = '[Arguments] {';
+        else if (tag !== '') braces[0] = `${getPrefix(constructor, tag, 'Object')}{`;
         if (keys.length === 0) return `${braces[0]}}`;
       } else if (isRegExp(value)) {
         base = call(regexpToString, value);
@@ -502,7 +505,7 @@ export default function (host) {
     } else {
       str = 'undefined';
     }
-    if (type === kArrayExtrasType) return str;
+    if (type === kArrayType) return str;
     let name;
     if (typeof key === 'symbol') name = call(symbolToString, key);
     else if (key === '__proto__') name = "['__proto__']";
@@ -519,7 +522,7 @@ export default function (host) {
     const output = [];
     for (let i = 0; i < len; i++) {
       if (!hasOwn(value, i)) return formatSpecialArray(ctx, value, recurseTimes, len, output, i);
-      push(output, formatProperty(ctx, value, recurseTimes, i, kArrayExtrasType));
+      push(output, formatProperty(ctx, value, recurseTimes, i, kArrayType));
     }
     if (remaining > 0) push(output, `... ${remaining} more item${remaining > 1 ? 's' : ''}`);
     return output;
@@ -539,7 +542,7 @@ export default function (host) {
         index = tmp;
         if (output.length === maxLength) break;
       }
-      push(output, formatProperty(ctx, value, recurseTimes, key, kArrayExtrasType));
+      push(output, formatProperty(ctx, value, recurseTimes, key, kArrayType));
       index++;
     }
     const remaining = value.length - index;

@@ -163,6 +163,98 @@ console.error(new Error("bad"));
     assert!(stack.starts_with("Error: bad\n    at "), "{stack}");
 }
 
+/// More `util.inspect` cases, each line as upstream printed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_formats_like_upstream_more() {
+    // Upstream's line for `['y'.repeat(10003)]`: the string cut at maxStringLength.
+    let long_string_line = format!("[\n  '{}'... 3 more characters\n]", "y".repeat(10_000));
+
+    let program = r#"console.log(new Error("outer", { cause: new Error("inner") }).cause.message);
+console.log({a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8});
+console.log(['x'.repeat(30), 'y'.repeat(30), 'z'.repeat(30)]);
+console.log({text: "line one\nline two\nline three which is long enough to split the string"});
+console.log(["a\nb"]);
+console.log([-1, 20, -300, 4000, 5, 6, 7, 8]);
+console.log([1, 'a', 2, 'bb', 3, 'ccc', 4, 'dddd']);
+console.log(Object.assign([1, 2], {x: 1}));
+console.log([1n, 2n, 3n, 4n, 5n, 6n, 7n]);
+console.log([, , 1, , ]);
+console.log([Symbol('a'), Symbol.iterator]);
+console.log({[Symbol.toStringTag]: 'Custom', a: 1});
+class T { get [Symbol.toStringTag]() { return 'Tagged'; } }
+console.log(new T());
+console.log(Object.assign(new Number(5), {k: 1}));
+console.log(new Date(NaN));
+function withProps() {} withProps.x = 1; console.log(withProps);
+class Base {} class Derived extends Base {} console.log(Derived, class {}, new Derived());
+function fb() {} console.log(fb.bind(null), (() => {}), function () {});
+console.log({n: {__proto__: null, x: {}}});
+console.log(Object.freeze({a: [1]}));
+(function () { console.log(arguments); })(1, 2);
+console.log([{a: 1, b: 2}, {a: 3, b: 4}, {a: 5, b: 6}, {a: 7, b: 8}]);
+console.log(new Map([[{a: 1}, [1, 2]], ['k', new Set([1])]]));
+console.log('x'.repeat(10005).length, ['y'.repeat(10003)].toString().length);
+console.log(['y'.repeat(10003)]);
+console.log([0.1, 0.2, 1e-7, 123456789012, -5e-324]);
+console.log({ 'key with space': 1, 'ünï': 2, $dollar: 3, _u: 4, '0x': 5 });
+console.log([[1, 2, [3, 4, [5, 6, [7, 8, [9]]]]]]);
+console.log(new Array(5));
+console.log([undefined, , null]);
+console.log(Object.create(Array.prototype));
+console.log({ f() {}, async g() {}, *h() {} });
+console.log(new Proxy({a: 1}, {}));
+console.log([new Error('in array')].length, typeof Symbol());
+console.log(String(Symbol('d')), [null, undefined].join('-'));
+console.log("%s %d", "fmt", 5);
+console.log(globalThis === this, typeof globalThis);
+"#;
+    let expected = [
+        "inner",
+        "{ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8 }",
+        "[\n  'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',\n  'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy',\n  'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz'\n]",
+        "{\n  text: 'line one\\nline two\\nline three which is long enough to split the string'\n}",
+        "[ 'a\\nb' ]",
+        "[\n  -1, 20, -300, 4000,\n   5,  6,    7,    8\n]",
+        "[\n  1,    'a',    2,\n  'bb', 3,      'ccc',\n  4,    'dddd'\n]",
+        "[ 1, 2, x: 1 ]",
+        "[\n  1n, 2n, 3n, 4n,\n  5n, 6n, 7n\n]",
+        "[ <2 empty items>, 1, <1 empty item> ]",
+        "[ Symbol(a), Symbol(Symbol.iterator) ]",
+        "{ a: 1, Symbol(Symbol.toStringTag): 'Custom' }",
+        "T [Tagged] {}",
+        "[Number: 5] { k: 1 }",
+        "Invalid Date",
+        "[Function: withProps] { x: 1 }",
+        "[class Derived extends Base] [class (anonymous)] Derived {}",
+        "[Function: bound fb] [Function (anonymous)] [Function (anonymous)]",
+        "{ n: [Object: null prototype] { x: {} } }",
+        "{ a: [ 1 ] }",
+        "[Arguments] { '0': 1, '1': 2 }",
+        "[ { a: 1, b: 2 }, { a: 3, b: 4 }, { a: 5, b: 6 }, { a: 7, b: 8 } ]",
+        "Map(2) { { a: 1 } => [ 1, 2 ], 'k' => Set(1) { 1 } }",
+        "10005 10003",
+        long_string_line.as_str(),
+        "[ 0.1, 0.2, 1e-7, 123456789012, -5e-324 ]",
+        "{ 'key with space': 1, 'ünï': 2, '$dollar': 3, _u: 4, '0x': 5 }",
+        "[\n  [\n    1,\n    2,\n    [ 3, 4, [ 5, 6, [ 7, 8, [Array] ] ] ]\n  ]\n]",
+        "[ <5 empty items> ]",
+        "[ undefined, <1 empty item>, null ]",
+        "Array {}",
+        "{ f: [Function: f], g: [AsyncFunction: g], h: [GeneratorFunction: h] }",
+        "{ a: 1 }",
+        "1 symbol",
+        "Symbol(d) -",
+        "%s %d fmt 5",
+        "false object"
+    ];
+    let result = run(program).await;
+    assert_eq!(result.error, None);
+    for (got, want) in result.logs.iter().zip(expected) {
+        assert_eq!(got, want);
+    }
+    assert_eq!(result.logs.len(), expected.len());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn type_strip_errors_end_the_run_before_anything_runs() {
     let result = run("console.log('ran');\nenum E { A }\nreturn 1;").await;
