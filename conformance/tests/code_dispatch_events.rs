@@ -38,12 +38,12 @@ fn both_dispatch_events_validate() {
 fn dispatch_events_reject_missing_and_unknown_fields() {
     for field in ["agent", "rootCallId", "parentCallId", "subCallId", "name", "arguments"] {
         let mut event = start();
-        event.as_object_mut().unwrap().remove(field);
+        event.as_object_mut().expect("an object").remove(field);
         assert!(check(event).is_err(), "code-dispatch-start without {field}");
     }
     for field in ["isError", "content"] {
         let mut event = settled();
-        event.as_object_mut().unwrap().remove(field);
+        event.as_object_mut().expect("an object").remove(field);
         assert!(check(event).is_err(), "code-dispatch without {field}");
     }
     let mut event = start();
