@@ -269,6 +269,10 @@ impl Future for RunAndDrain<'_> {
         }
         if let Some(run) = this.run.as_mut() {
             if let Poll::Ready(outcome) = Pin::new(run).poll(cx) {
+                // Every binding call the program made happened before the run resolved: start what the
+                // lane can start before the run is over (the program may have called and returned
+                // between the poll above and this one).
+                let _ = this.pool.poll_lane(cx);
                 this.run = None;
                 this.outcome = Some(outcome);
                 this.run_signal.abort(SETTLED_REASON);
