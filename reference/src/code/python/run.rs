@@ -334,7 +334,11 @@ impl Driver {
             let _ = self.outbox.send(frames::reply_err_frame(id, "binding arguments must be lossless JSON"));
             return;
         };
-        let handle = self.calls.spawn(async move { (id, function(Some(args)).await) });
+        // Call the binding here, in frame order: its synchronous part submits the call (the run_code bridge
+        // queues it at once, like upstream's async binding before its first await). Calling it inside the
+        // spawned task would let the multi-threaded scheduler reorder submissions, or settle the run first.
+        let pending = function(Some(args));
+        let handle = self.calls.spawn(async move { (id, pending.await) });
         self.call_ids.insert(handle.id(), id);
     }
 
