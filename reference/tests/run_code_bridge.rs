@@ -3,7 +3,7 @@
 //! commit order, the parallel cap, exclusive barriers, failures reaching the program as messages, run
 //! failures as `CODE_RUN_FAILED`, settlement and the transport call's abort.
 //!
-//! Spec: CODE-008, CODE-009 (and the RUN-* bridge rules being written in `spec/rules/code-run.yaml`).
+//! Spec: CODE-008, CODE-009, RUN-001, RUN-004, RUN-008, RUN-011..RUN-016, RUN-019..RUN-021, RUN-024, RUN-025, RUN-032, RUN-033, RUN-036.
 
 mod run_code_support;
 
@@ -347,4 +347,104 @@ fn settlement_drains_started_calls() {
     let events = take(&log);
     assert_eq!(events.last().map(String::as_str), Some("result rc false"));
     assert!(events.iter().all(|e| !e.starts_with("start") || events.contains(&e.replacen("start", "end", 1))));
+}
+
+/// Keeps its binding calls (and the bindings) past the run, which a real runtime never does, so the
+/// messages a late binding call gets can be read (RUN-020).
+struct Leaky {
+    kept: Arc<Mutex<Vec<dsh_tools::BoxFuture<'static, Result<Value, String>>>>>,
+    bindings: Arc<Mutex<Vec<dsh_tools::code::BindingFn>>>,
+}
+
+impl CodeRuntime for Leaky {
+    fn language(&self) -> &str {
+        "typescript"
+    }
+
+    fn run(
+        &self,
+        request: dsh_tools::code::CodeRunRequest,
+    ) -> dsh_tools::BoxFuture<'static, Result<dsh_tools::code::CodeRunResult, dsh_tools::code::CodeRuntimeMisuse>> {
+        let functions = &request.bindings[0].functions;
+        let find = |name: &str| functions.iter().find(|(n, _)| n == name).map(|(_, f)| Arc::clone(f));
+        let (Some(slow), Some(quick)) = (find("slow"), find("quick")) else { panic!("bindings missing") };
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.push(slow(Some(json!({}))));
+        kept.push(quick(Some(json!({}))));
+        self.bindings.lock().unwrap_or_else(|p| p.into_inner()).push(quick);
+        Box::pin(async { Ok(dsh_tools::code::CodeRunResult { logs: vec![], value: Some(json!("done")), error: None }) })
+    }
+}
+
+#[test]
+fn late_binding_calls_are_told_the_run_is_over() {
+    let log = Log::default();
+    let rt = runtime(ToolMode::Code, Some(1.0));
+    let (_open, gate) = watch::channel(false);
+    let _slow = rt.register(tool("slow", true, Arc::clone(&log), Some(gate)), None);
+    let _quick = rt.register(tool("quick", true, Arc::clone(&log), None), None);
+    let leaky = Arc::new(Leaky { kept: Arc::default(), bindings: Arc::default() });
+    let _r = rt.mount_code_runtime(Arc::clone(&leaky) as Arc<dyn CodeRuntime>);
+    block_on(async {
+        let result = rt.execute(run_code("rc", json!([]), None)).await;
+        assert_eq!(value(&result)["value"], json!({"logs": [], "result": "done"}));
+        let kept: Vec<_> = std::mem::take(&mut *leaky.kept.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut outcomes = Vec::new();
+        for future in kept {
+            outcomes.push(future.await);
+        }
+        assert_eq!(
+            outcomes,
+            [
+                Err("run_code run is over (run_code settled); slow result discarded".to_owned()),
+                Err("run_code run is over (run_code settled); quick tool call abandoned".to_owned()),
+            ]
+        );
+        let quick = leaky.bindings.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let late = match quick {
+            Some(quick) => quick(Some(json!({}))).await,
+            None => Ok(Value::Null),
+        };
+        assert_eq!(late, Err("run_code run is over (run_code settled); quick not dispatched".to_owned()));
+    });
+    assert_eq!(take(&log), ["start slow rc:code:1", "end slow rc:code:1"]);
+}
+
+/// A reason the caller attached to the transport call's cancellation is the run's abort message
+/// (RUN-032).
+#[test]
+fn an_attached_abort_reason_reaches_the_run() {
+    let log = Log::default();
+    let rt = runtime(ToolMode::Code, None);
+    let (_open, gate) = watch::channel(false);
+    let _slow = rt.register(tool("slow", true, Arc::clone(&log), Some(gate)), None);
+    let _r = rt.mount_code_runtime(Scripted::new("typescript"));
+    let token = Arc::new(Mutex::new(None));
+    let _capture = {
+        let token = Arc::clone(&token);
+        rt.on_pre_execute(
+            None,
+            dsh_tools::pre_execute_fn(move |exec, next| {
+                if exec.call_id == "rc" {
+                    *token.lock().unwrap_or_else(|p| p.into_inner()) = Some(exec.token);
+                }
+                next.run()
+            }),
+        )
+    };
+    let input = run_code("rc", json!([{"call": "slow", "args": {}}]), None);
+    let caller = input.signal.clone();
+    let result = block_on(async {
+        let abort = async {
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+            }
+            if let Some(token) = *token.lock().unwrap_or_else(|p| p.into_inner()) {
+                rt.set_abort_reason(token, "stop");
+            }
+            caller.cancel();
+        };
+        tokio::join!(rt.execute(input), abort).0
+    });
+    assert_eq!(value(&result)["error"]["message"], "code run failed (abort): stop");
 }

@@ -14,7 +14,7 @@
 //! Deterministic given the seed: one current-thread runtime; gate openings, the abort and yields are
 //! chosen by the strategy. `PROPTEST_CASES` sets the case count (default 64).
 //!
-//! Spec: CODE-008 (and the RUN-* scheduling rules being written in `spec/rules/code-run.yaml`).
+//! Spec: CODE-008, RUN-008, RUN-011..RUN-016, RUN-019.
 
 mod run_code_support;
 

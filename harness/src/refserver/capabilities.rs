@@ -17,8 +17,8 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `tools/result` observers and `tools/change` observers (`on_change`).
 ///
 /// `code-mode`: the `mode` config (`native` / `code` / `both`), `maxParallelSubCalls` validation, agent
-/// `presentAs` and the code-mode collapse of model-direct calls (`dsh_tools::presentation`). The `run_code`
-/// transport itself needs a code runtime, which no setup can mount yet (`runtimes` is empty).
+/// `presentAs` and the code-mode collapse of model-direct calls (`dsh_tools::presentation`), and the `run_code`
+/// transport; `runtimes`: the backends `setup.runtime` mounts (`code.rs`: TypeScript and Python).
 ///
 /// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
 /// functions (`schema.rs`).

@@ -9,7 +9,7 @@
 //!
 //! [`RUNTIMES`] lists the backends compiled in and wired here; `capabilities.rs` advertises it.
 //!
-//! Spec: RUN-* (the dispatch-log and runtime rules of `spec/rules/code-run.yaml`).
+//! Spec: RUN-015, RUN-018, RUN-027..RUN-029, RUN-031, RUN-032.
 
 use std::sync::Arc;
 

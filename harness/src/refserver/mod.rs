@@ -32,8 +32,8 @@
 //! Rejected with `rpc::UNSUPPORTED`, naming what is missing: waiting instructions in synchronous
 //! callbacks (guards, `finalizeContent`: synchronous upstream too), `render: { invalid: true }`
 //! (upstream passes a non-content render value through as the result's `content`; `RenderFn` returns
-//! content blocks by type), `setup.mode` other than native, `maxParallelSubCalls`, `runtime`, and the
-//! request `scope/presentAs` (no Code Mode). `prompt/assemble` is served by [`prompt`].
+//! content blocks by type). `prompt/assemble` is served by [`prompt`]; `setup.runtime`, `runtimeLimits`
+//! and the `run_code` dispatch log by [`code`].
 
 pub mod capabilities;
 pub mod calls;

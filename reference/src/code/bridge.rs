@@ -17,7 +17,7 @@
 //! the reason its caller attached ([`crate::ToolRuntime::set_abort_reason`]), else
 //! [`DEFAULT_ABORT_REASON`] (an `AbortController.abort()` without a reason).
 //!
-//! Spec: RUN-* (the bridge rules of `spec/rules/code-run.yaml`), CODE-008.
+//! Spec: RUN-001, RUN-004..RUN-010, RUN-017..RUN-021, RUN-024, RUN-032, CODE-008.
 
 use std::future::Future;
 use std::pin::Pin;

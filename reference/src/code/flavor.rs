@@ -4,7 +4,7 @@
 //! `{ code, description }`, both required strings), the output declaration `{ logs: string[], result?: json }`
 //! and the "no run_code schema flavor" error for a runtime language no flavor exists for.
 //!
-//! Spec: RUN-* (the `run_code` schema rules of `spec/rules/code-run.yaml`), CODE-006.
+//! Spec: RUN-001, RUN-033, RUN-036, CODE-006.
 
 use std::fmt;
 

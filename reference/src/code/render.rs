@@ -7,7 +7,7 @@
 //! The printer walks the value with an explicit work stack: output stays linear in the value's size and
 //! values of any depth render without recursion.
 //!
-//! Spec: RUN-* (the `run_code` rendering rules of `spec/rules/code-run.yaml`).
+//! Spec: RUN-024, RUN-025.
 
 use serde_json::Value;
 

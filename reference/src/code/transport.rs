@@ -10,7 +10,7 @@
 //! messages), and the public dispatch-log records ([`CodeDispatchEvent`]) the bridge reports to
 //! [`crate::ToolRuntime::on_code_dispatch`] observers.
 //!
-//! Spec: RUN-* (the transport rules of `spec/rules/code-run.yaml`), CODE-006, CODE-009.
+//! Spec: RUN-001, RUN-004, RUN-015, RUN-033, RUN-036, CODE-006, CODE-009.
 
 use std::sync::{Arc, Mutex, Weak};
 
