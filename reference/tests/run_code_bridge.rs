@@ -351,8 +351,10 @@ fn settlement_drains_started_calls() {
 
 /// Keeps its binding calls (and the bindings) past the run, which a real runtime never does, so the
 /// messages a late binding call gets can be read (RUN-020).
+type BindingCall = dsh_tools::BoxFuture<'static, Result<Value, String>>;
+
 struct Leaky {
-    kept: Arc<Mutex<Vec<dsh_tools::BoxFuture<'static, Result<Value, String>>>>>,
+    kept: Arc<Mutex<Vec<BindingCall>>>,
     bindings: Arc<Mutex<Vec<dsh_tools::code::BindingFn>>>,
 }
 

@@ -54,6 +54,8 @@ pub(crate) enum Stage {
 }
 
 /// What the prepare stage decided (upstream's scheduler `prepare` kinds).
+// Moved once per call; boxing the result would allocate on every execution.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Prepared {
     /// Policy allowed the call: dispatch it next.
     Dispatch,
