@@ -5,7 +5,8 @@
 //! and compares the text exactly, with a line diff on mismatch. Session handling, outcome checks and the
 //! diff are the validation corpus's and the scenario checker's (`corpus.rs`, `checker.rs`).
 //!
-//! Spec: files may cite rules through an optional `rules` list; no SDK rule catalog exists yet.
+//! Spec: files may cite rules through an optional `rules` list, checked against the catalog (the SDK area is
+//! `spec/rules/sdk.yaml`).
 
 use std::path::{Path, PathBuf};
 
