@@ -169,6 +169,9 @@ impl Meter {
     }
 }
 
+/// How long a parking loop spins before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
+
 /// The loop's wakeup channel: wakers push the key of the entry that can make progress and unpark the
 /// engine thread.
 pub(crate) struct Wakeup {
@@ -194,10 +197,19 @@ impl Wakeup {
         std::mem::take(&mut *self.ready.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Park until woken or `timeout` passes.
+    /// Park until woken or `timeout` passes. A binding's reply usually arrives within microseconds (the
+    /// sub-call runs on the caller's thread), and an unpark costs a context switch on each side, so the
+    /// loop first spins briefly (bounded by [`SPIN`], yielding the core between checks).
     pub(crate) fn park(&self, timeout: Duration) {
+        let started = std::time::Instant::now();
+        while started.elapsed() < SPIN.min(timeout) {
+            if self.notified.load(Ordering::Acquire) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
         if !self.notified.load(Ordering::Acquire) {
-            std::thread::park_timeout(timeout);
+            std::thread::park_timeout(timeout.saturating_sub(started.elapsed()));
         }
     }
 }
