@@ -77,22 +77,6 @@ const PREFIX: &str = "dsh-code-runtime-python";
 /// `MIN_OUTPUT_BYTES`).
 const MIN_OUTPUT_BYTES: u64 = 4;
 
-/// Binding globals every backend refuses (upstream `RESERVED_BINDING_GLOBALS`).
-const RESERVED_BINDING_GLOBALS: [&str; 5] = ["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
-
-/// Error-class member names every backend refuses (upstream `RESERVED_ERROR_MEMBERS`).
-const RESERVED_ERROR_MEMBERS: [&str; 6] = ["name", "message", "stack", "args", "with_traceback", "add_note"];
-
-/// Reserved words of ECMAScript ∪ Python (upstream `PORTABLE_RESERVED_WORDS`).
-const PORTABLE_RESERVED_WORDS: [&str; 71] = [
-    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else",
-    "enum", "export", "extends", "false", "finally", "for", "function", "if", "import", "in", "instanceof", "new",
-    "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with",
-    "yield", "let", "static", "implements", "interface", "package", "private", "protected", "public", "arguments",
-    "eval", "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except", "from",
-    "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "match", "type", "_",
-];
-
 /// The Python backend of [`CodeRuntime`]. Cheap to clone; clones share the disposal state.
 #[derive(Clone, Debug)]
 pub struct PythonRuntime {
@@ -190,30 +174,12 @@ pub(super) struct Namespace {
     error_class: Option<CodeBindingErrorClass>,
 }
 
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn is_dunder(s: &str) -> bool {
-    s.len() > 4 && s.starts_with("__") && s.ends_with("__")
-}
-
 /// Upstream `validateBindings`: usable, unreserved, distinct globals and error classes; usable member
 /// names. Violations are contract misuse.
 fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRuntimeMisuse> {
-    let quoted = |s: &str| json::json_string(s);
-    let mut namespaces: Vec<Namespace> = Vec::new();
+    super::names::check_bindings(request).map_err(misuse)?;
+    let mut namespaces: Vec<Namespace> = Vec::with_capacity(request.bindings.len());
     for ns in &request.bindings {
-        if !is_identifier(&ns.global) || PORTABLE_RESERVED_WORDS.contains(&ns.global.as_str()) {
-            return Err(misuse(format!("binding global {} is not a usable identifier", quoted(&ns.global))));
-        }
-        if RESERVED_BINDING_GLOBALS.contains(&ns.global.as_str()) {
-            return Err(misuse(format!("reserved binding global {}", quoted(&ns.global))));
-        }
-        if namespaces.iter().any(|n| n.global == ns.global) {
-            return Err(misuse(format!("duplicate binding global {}", quoted(&ns.global))));
-        }
         let mut names = Vec::new();
         let mut functions = HashMap::new();
         for (name, function) in &ns.functions {
@@ -222,24 +188,6 @@ fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRun
             }
         }
         namespaces.push(Namespace { global: ns.global.clone(), names, functions, error_class: ns.error_class.clone() });
-    }
-    let mut class_names: Vec<&str> = Vec::new();
-    for ns in &request.bindings {
-        let Some(class) = &ns.error_class else { continue };
-        if !is_identifier(&class.name) || PORTABLE_RESERVED_WORDS.contains(&class.name.as_str()) {
-            return Err(misuse(format!("binding error class {} is not a usable identifier", quoted(&class.name))));
-        }
-        if RESERVED_BINDING_GLOBALS.contains(&class.name.as_str()) {
-            return Err(misuse(format!("reserved binding global {}", quoted(&class.name))));
-        }
-        if namespaces.iter().any(|n| n.global == class.name) || class_names.contains(&class.name.as_str()) {
-            return Err(misuse(format!("duplicate injected global {}", quoted(&class.name))));
-        }
-        let member = class.member_name_property.as_str();
-        if member.is_empty() || RESERVED_ERROR_MEMBERS.contains(&member) || is_dunder(member) {
-            return Err(misuse(format!("binding error member property {} is not usable", quoted(member))));
-        }
-        class_names.push(&class.name);
     }
     Ok(namespaces)
 }

@@ -41,8 +41,6 @@ mod timers;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::code::{
@@ -56,43 +54,7 @@ const MIN_OUTPUT_BYTES: u64 = 4;
 /// Upstream `MAX_TIMER_DELAY_MS` (Node clamps a longer `setTimeout` delay to 1 ms).
 const MAX_TIMER_DELAY_MS: f64 = 2_147_483_647.0;
 
-/// Upstream `RESERVED_BINDING_GLOBALS`.
-const RESERVED_BINDING_GLOBALS: [&str; 5] = ["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
-/// Upstream `RESERVED_ERROR_MEMBERS`.
-const RESERVED_ERROR_MEMBERS: [&str; 6] = ["name", "message", "stack", "args", "with_traceback", "add_note"];
-/// Upstream `PORTABLE_RESERVED_WORDS` (ECMAScript ∪ Python).
-const PORTABLE_RESERVED_WORDS: [&str; 69] = [
-    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else",
-    "enum", "export", "extends", "false", "finally", "for", "function", "if", "import", "in", "instanceof", "new",
-    "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with",
-    "yield", "let", "static", "implements", "interface", "package", "private", "protected", "public", "arguments",
-    "eval", "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except", "from",
-    "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "match",
-];
-/// The last two of upstream's `PORTABLE_RESERVED_WORDS` (kept apart so the array above stays readable).
-const PORTABLE_RESERVED_TAIL: [&str; 2] = ["type", "_"];
-
 const PREFIX: &str = "dsh-code-runtime-worker-thread: ";
-
-/// The seam's portable identifier subset (upstream `IDENTIFIER`: `^[A-Za-z_][A-Za-z0-9_]*$`).
-fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn is_reserved_word(name: &str) -> bool {
-    PORTABLE_RESERVED_WORDS.contains(&name) || PORTABLE_RESERVED_TAIL.contains(&name)
-}
-
-/// Upstream `DUNDER_MEMBER` (`^__.+__$`).
-fn is_dunder(name: &str) -> bool {
-    name.len() > 4 && name.starts_with("__") && name.ends_with("__")
-}
-
-/// `JSON.stringify` of a string.
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
-}
 
 fn misuse(message: String) -> CodeRuntimeMisuse {
     CodeRuntimeMisuse { message: format!("{PREFIX}{message}") }
@@ -142,41 +104,9 @@ impl TypeScriptRuntime {
         self.limits
     }
 
-    /// Upstream `validateBindings`: malformed globals or error-class declarations are contract misuse.
+    /// Upstream `validateBindings` (shared by every backend: `code/names.rs`).
     fn validate(request: &CodeRunRequest) -> Result<(), CodeRuntimeMisuse> {
-        let mut globals = HashSet::new();
-        for namespace in &request.bindings {
-            let global = namespace.global.as_str();
-            if !is_identifier(global) || is_reserved_word(global) {
-                return Err(misuse(format!("binding global {} is not a usable identifier", quoted(global))));
-            }
-            if RESERVED_BINDING_GLOBALS.contains(&global) {
-                return Err(misuse(format!("reserved binding global {}", quoted(global))));
-            }
-            if !globals.insert(global) {
-                return Err(misuse(format!("duplicate binding global {}", quoted(global))));
-            }
-        }
-        let mut classes = HashSet::new();
-        for namespace in &request.bindings {
-            let Some(descriptor) = &namespace.error_class else { continue };
-            let name = descriptor.name.as_str();
-            if !is_identifier(name) || is_reserved_word(name) {
-                return Err(misuse(format!("binding error class {} is not a usable identifier", quoted(name))));
-            }
-            if RESERVED_BINDING_GLOBALS.contains(&name) {
-                return Err(misuse(format!("reserved binding global {}", quoted(name))));
-            }
-            if globals.contains(name) || classes.contains(name) {
-                return Err(misuse(format!("duplicate injected global {}", quoted(name))));
-            }
-            let member = descriptor.member_name_property.as_str();
-            if member.is_empty() || RESERVED_ERROR_MEMBERS.contains(&member) || is_dunder(member) {
-                return Err(misuse(format!("binding error member property {} is not usable", quoted(member))));
-            }
-            classes.insert(name);
-        }
-        Ok(())
+        crate::code::names::check_bindings(request).map_err(misuse)
     }
 }
 
