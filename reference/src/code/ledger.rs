@@ -4,8 +4,8 @@
 //! message. Crossing it is the terminal `output-limit` failure `outer output exceeded <n> bytes`, keeping
 //! the longest fitting prefix of the logs.
 //!
-//! The TypeScript backend needs the same ledger; this copy lives with the Python runtime until both can
-//! share one module (`code/ledger.rs`), keeping this API.
+//! Shared by both backends: the Python host keeps its logs itself and calls [`OutputLedger`] directly; the
+//! TypeScript engine wraps it (`typescript/ledger.rs`) with the logs and the one overflowing entry.
 //!
 //! Spec: RUN-029, RUN-030.
 
@@ -210,6 +210,17 @@ mod tests {
         assert_eq!(truncate_json_string_bytes("abcé", 7), "abcé");
         assert_eq!(json_value_bytes_up_to(&serde_json::json!({"a":[1,2.5,null,true],"b":"x"}), 100), Some(31));
         assert_eq!(json_value_bytes_up_to(&serde_json::json!(1e21), 100), Some(5));
+    }
+
+    #[test]
+    fn values_are_metered_like_their_json_text() {
+        let value = serde_json::json!({"a": [1, "x", null, true, false, 1.5, {"k\n": {}}], "": []});
+        let text = serde_json::to_string(&value).unwrap();
+        assert_eq!(json_value_bytes_up_to(&value, 1000), Some(text.len() as u64));
+        assert_eq!(json_value_bytes_up_to(&value, text.len() as u64 - 1), None);
+        assert_eq!(json_value_bytes_up_to(&serde_json::json!(1152921504606846976_u64), 100), Some(19));
+        assert_eq!(truncate_json_string_bytes("abcdef", 5), "abc");
+        assert_eq!(truncate_json_string_bytes("é😀", 7), "é");
     }
 
     #[test]

@@ -231,6 +231,7 @@ mod pool;
 pub use bridge::{AbortReasons, CODE_RUN_FAILED_NAME, SETTLED_REASON};
 pub use transport::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
 
+pub mod ledger;
 pub mod names;
 
 #[cfg(feature = "typescript")]

@@ -6,7 +6,7 @@
 //!
 //! Files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the iterative raw-token
 //! JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time), `run.rs` (one run driven
-//! to settlement: budgets, abort, bindings, logs), `ledger.rs` (the combined output ledger),
+//! to settlement: budgets, abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger),
 //! `bootstrap.py` (the child side).
 //!
 //! What a program sees: its text is the body of `async def __dsh_main__()` (wrapped at the AST level, so
@@ -50,7 +50,6 @@
 
 mod frames;
 mod json;
-mod ledger;
 mod process;
 mod run;
 
@@ -64,7 +63,7 @@ use tokio_util::sync::CancellationToken;
 use super::{BindingFn, CodeBindingErrorClass, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse};
 use crate::definition::BoxFuture;
 
-pub use ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
+pub use super::ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
 
 /// The `worker-exit` message of a run that exhausted the heap cap (an uncaught `MemoryError`): the
 /// TypeScript backend's `worker error: <Node's ERR_WORKER_OUT_OF_MEMORY text>` with Python's heap named.

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
 use super::json;
-use super::ledger::OutputLedger;
+use crate::code::ledger::OutputLedger;
 use super::process::{self, GroupGuard};
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits};
