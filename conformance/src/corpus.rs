@@ -325,13 +325,15 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         dismantle(open);
         let (schema, root) = match &group.input {
             Input::Raw(schema) => {
-                let params = json!({ "session": session, "schema": deep_clone(&schema.0) });
+                let mut params = json!({ "session": session });
+                params["schema"] = deep_clone(&schema.0);
                 let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
                 judge_outcome("schema/check", group.unsupported.as_deref(), &result.0)?;
                 (&schema.0, None)
             }
             Input::Dsl { kind, spec, compiled } => {
-                let params = json!({ "session": session, "kind": kind, "spec": deep_clone(&spec.0) });
+                let mut params = json!({ "session": session, "kind": kind });
+                params["spec"] = deep_clone(&spec.0);
                 let result = Deep(run.send("schema/compile", Request { method: "schema/compile", params })?);
                 judge_outcome("schema/compile", group.unsupported.as_deref(), &result.0)?;
                 let Some(compiled) = compiled else { return Ok(()) };
@@ -341,7 +343,10 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         };
         for (t, test) in group.tests.iter().enumerate() {
             let ctx = format!("test {} ({})", t + 1, test.description);
-            let mut params = json!({ "session": session, "schema": deep_clone(schema), "value": deep_clone(&test.data.0) });
+            // Deep values are moved in after `json!`, whose `Value` operands would be copied recursively.
+            let mut params = json!({ "session": session });
+            params["schema"] = deep_clone(schema);
+            params["value"] = deep_clone(&test.data.0);
             if let (Some(root), Value::Object(p)) = (root, &mut params) {
                 p.insert("root".into(), Value::String(root.into()));
             }

@@ -122,7 +122,10 @@ pub fn run_case(subject: &mut dyn Subject, case: &SdkCase, opts: &CheckOptions) 
     run_session(subject, session, opts, |run| {
         let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": {} }) })?;
         dismantle(open);
-        let params = json!({ "session": session, "language": case.language, "tools": deep_clone(&case.tools.0) });
+        // Moved in after `json!`: the macro would copy a `Value` operand through `to_value`, recursively, and
+        // the deepest tool sets are 200,000 levels.
+        let mut params = json!({ "session": session, "language": case.language });
+        params["tools"] = deep_clone(&case.tools.0);
         let result = Deep(run.send("sdk/render", Request { method: "sdk/render", params })?);
         judge_outcome("sdk/render", None, &result.0)?;
         let Some(text) = result.0.get("text").and_then(Value::as_str) else {

@@ -55,7 +55,12 @@ fn compile(params: Params<'_>) -> Result<Value, Failure> {
         other => return Err(Failure::params(format!("unknown schema kind {other:?} (parameters | value)"))),
     };
     Ok(match compiled {
-        Ok(schema) => json!({ "outcome": { "ok": true }, "schema": schema }),
+        Ok(schema) => {
+            // Moved in after `json!`, which would copy a `Value` operand recursively (schemas 100,000 deep).
+            let mut result = json!({ "outcome": { "ok": true } });
+            result["schema"] = schema;
+            result
+        }
         Err(e) => json!({ "outcome": threw(&e) }),
     })
 }
