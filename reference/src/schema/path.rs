@@ -32,7 +32,8 @@ pub(crate) const ROOT: PathId = usize::MAX;
 
 impl<'a> Paths<'a> {
     pub(crate) fn new(root: &'a str) -> Self {
-        Self { root, nodes: Vec::new() }
+        // Sized for a typical tool argument or output value, so small validations never regrow it.
+        Self { root, nodes: Vec::with_capacity(64) }
     }
 
     /// Extend `parent` by one step.

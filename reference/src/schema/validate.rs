@@ -21,7 +21,7 @@ enum Node<'a> {
     /// Exactly one branch must match.
     OneOf(Vec<usize>),
     /// `type: object`.
-    Object { properties: Vec<(&'a str, usize)>, required: Vec<&'a str>, closed: bool },
+    Object { properties: Vec<(&'a str, usize)>, required: &'a [Value], closed: bool },
     /// `type: array`.
     Array { items: Option<usize> },
     /// A scalar type with optional `enum` / `const`.
@@ -41,8 +41,11 @@ enum Scalar {
 
 /// Compile a schema tree into a node table; node 0 is the root.
 fn compile(schema: &Value) -> Vec<Node<'_>> {
-    let mut nodes: Vec<Node<'_>> = vec![Node::Any];
-    let mut stack: Vec<(&Value, usize)> = vec![(schema, 0)];
+    // Pre-sized for typical tool schemas: the node table and the work stack then never regrow for them.
+    let mut nodes: Vec<Node<'_>> = Vec::with_capacity(16);
+    nodes.push(Node::Any);
+    let mut stack: Vec<(&Value, usize)> = Vec::with_capacity(16);
+    stack.push((schema, 0));
     let child = |nodes: &mut Vec<Node<'_>>| {
         nodes.push(Node::Any);
         nodes.len() - 1
@@ -94,9 +97,9 @@ fn compile(schema: &Value) -> Vec<Node<'_>> {
                                 .collect(),
                             _ => Vec::new(),
                         };
-                        let required = match required {
-                            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-                            _ => Vec::new(),
+                        let required: &[Value] = match required {
+                            Some(Value::Array(names)) => names,
+                            _ => &[],
                         };
                         Node::Object { properties, required, closed: additional == Some(&Value::Bool(false)) }
                     }
@@ -147,11 +150,14 @@ struct Frame<'a, 's> {
     /// For an object: the output length before its own violations, the value and its declared properties; when
     /// nothing was reported, its undeclared members must still be lossless JSON.
     lossless: Option<(usize, &'a Map<String, Value>, &'s [(&'a str, usize)])>,
+    /// How many declared properties the object value holds (when it holds nothing else, it has no
+    /// undeclared member left to check).
+    found: usize,
 }
 
 impl<'a, 's> Frame<'a, 's> {
     fn new(pending: Pending<'a, 's>, tail: Vec<String>, path: PathId) -> Self {
-        Self { pending, tail, path, branch_active: false, mark: 0, matches: 0, lossless: None }
+        Self { pending, tail, path, branch_active: false, mark: 0, matches: 0, lossless: None, found: 0 }
     }
 
     fn is_one_of(&self) -> bool {
@@ -164,6 +170,7 @@ impl<'a, 's> Frame<'a, 's> {
             Pending::Properties { declared, object } => {
                 for (key, node) in declared.by_ref() {
                     if let Some(v) = lookup(object, key) {
+                        self.found += 1;
                         return Some((*node, v, paths.push(self.path, Seg::Key(key))));
                     }
                 }
@@ -184,7 +191,7 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
     let nodes = compile(schema);
     let mut paths = Paths::new(root);
     let mut out = Vec::new();
-    let mut frames: Vec<Frame<'_, '_>> = Vec::new();
+    let mut frames: Vec<Frame<'_, '_>> = Vec::with_capacity(16);
     if let Some(frame) = start(&nodes, 0, value, ROOT, &mut paths, &mut out) {
         frames.push(frame);
     }
@@ -217,7 +224,7 @@ pub fn validate_json_schema_value(schema: &Value, value: &Value, root: &str) -> 
             }
         } else {
             out.extend(done.tail);
-            if let Some((start, object, declared)) = done.lossless {
+            if let Some((start, object, declared)) = done.lossless.filter(|(_, object, _)| object.len() > done.found) {
                 // Declared members were validated (a -0 there is already a violation); only undeclared ones
                 // remain unchecked.
                 let undeclared = object.iter().filter(|(k, _)| !declared.iter().any(|(d, _)| d == k));
@@ -260,7 +267,7 @@ fn start<'a, 's>(
         Node::Object { properties, required, closed } => {
             let Value::Object(object) = value else { return one(paths, path, "must be an object", out) };
             let start_len = out.len();
-            for key in required {
+            for key in required.iter().filter_map(Value::as_str) {
                 if lookup(object, key).is_none() {
                     let p = paths.push(path, Seg::Key(key));
                     out.push(format!("missing required property \"{}\"", paths.render(p)));
