@@ -16,35 +16,15 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use dsh_tools::{
-    OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolRuntime, ToolsConfig,
+    ToolExecutionInput, ToolRuntime, ToolsConfig,
     validate_json_schema_value,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-fn report(figure: &str, n: usize, mut samples: Vec<f64>) {
-    samples.sort_by(f64::total_cmp);
-    let median = samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN);
-    println!("{}", json!({"figure": figure, "n": n, "median_us": (median * 1000.0).round() / 1000.0}));
-}
+mod common;
 
-fn echo() -> ToolDefinition {
-    let mut def = ToolDefinition::new(
-        "echo",
-        "echo",
-        Parameters::Dsl(json!({"text": {"type": "string"}})),
-        OutputDeclaration {
-            schema: json!({"type": "string"}),
-            render: Arc::new(|_, v| Ok(vec![json!({"type": "text", "text": v})])),
-            presentation_meta: None,
-        },
-        Arc::new(|args, _| {
-            Box::pin(async move { Ok(args.get("text").cloned().unwrap_or_else(|| Value::String(String::new()))) })
-        }),
-    );
-    def.is_concurrency_safe = Some(Arc::new(|_| Ok(true)));
-    def
-}
+use common::{echo, report};
 
 async fn seq(rt: &ToolRuntime, signal: &CancellationToken, n: usize) {
     for k in 0..n {
