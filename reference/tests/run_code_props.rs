@@ -183,7 +183,7 @@ fn check(steps: Vec<Step>, actions: Vec<Action>, cap: u64, with_agent: bool) -> 
         let log = Arc::clone(&log);
         rt.on_code_dispatch(Arc::new(move |event| match event {
             CodeDispatchEvent::Start(s) => record(&log, Event::DispatchStart(number(&s.sub_call_id))),
-            CodeDispatchEvent::Settled(s) => record(&log, Event::Dispatch(number(&s.sub_call_id))),
+            CodeDispatchEvent::Settled(s) => record(&log, Event::Dispatch(number(&s.call.sub_call_id))),
         }))
     };
     let mut input = ToolExecutionInput::new("rc", "run_code", json!({"code": program(&steps).to_string(), "description": "p"}));

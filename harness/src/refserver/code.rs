@@ -16,7 +16,7 @@ use std::sync::Arc;
 use dsh_conformance::fixture::{Language, RuntimeLimits};
 use dsh_tools::code::python::PythonRuntime;
 use dsh_tools::code::typescript::TypeScriptRuntime;
-use dsh_tools::code::{CodeDispatchEvent, CodeRuntime, CodeRuntimeLimits};
+use dsh_tools::code::{CodeDispatchEvent, CodeDispatchStart, CodeRuntime, CodeRuntimeLimits};
 use dsh_tools::{HookGuard, ToolRuntime};
 use serde_json::Value;
 
@@ -84,27 +84,29 @@ pub fn observe_dispatch_log(runtime: &ToolRuntime, shared: Arc<Shared>) -> HookG
 /// The protocol event of one dispatch-log record.
 pub fn event_json(event: &CodeDispatchEvent) -> Value {
     match event {
-        CodeDispatchEvent::Start(s) => deep::object([
-            ("type", "code-dispatch-start".into()),
-            ("agent", s.agent.name().into()),
-            ("rootCallId", s.root_call_id.clone().into()),
-            ("parentCallId", s.parent_call_id.clone().into()),
-            ("subCallId", s.sub_call_id.clone().into()),
-            ("name", s.name.clone().into()),
-            ("arguments", deep::clone(&s.arguments)),
-        ]),
-        CodeDispatchEvent::Settled(s) => deep::object([
-            ("type", "code-dispatch".into()),
-            ("agent", s.agent.name().into()),
-            ("rootCallId", s.root_call_id.clone().into()),
-            ("parentCallId", s.parent_call_id.clone().into()),
-            ("subCallId", s.sub_call_id.clone().into()),
-            ("name", s.name.clone().into()),
-            ("arguments", deep::clone(&s.arguments)),
-            ("isError", s.is_error.into()),
-            ("content", Value::Array(s.content.iter().map(deep::clone).collect())),
-        ]),
+        CodeDispatchEvent::Start(call) => call_json("code-dispatch-start", call),
+        CodeDispatchEvent::Settled(done) => {
+            let mut event = call_json("code-dispatch", &done.call);
+            if let Value::Object(map) = &mut event {
+                map.insert("isError".into(), done.is_error.into());
+                map.insert("content".into(), Value::Array(done.content.iter().map(deep::clone).collect()));
+            }
+            event
+        }
     }
+}
+
+/// The fields both dispatch-log events carry, under event type `kind`.
+fn call_json(kind: &str, call: &CodeDispatchStart) -> Value {
+    deep::object([
+        ("type", kind.into()),
+        ("agent", call.agent.name().into()),
+        ("rootCallId", call.root_call_id.clone().into()),
+        ("parentCallId", call.parent_call_id.clone().into()),
+        ("subCallId", call.sub_call_id.clone().into()),
+        ("name", call.name.clone().into()),
+        ("arguments", deep::clone(&call.arguments)),
+    ])
 }
 
 /// JavaScript's `String(value)` of a JSON value (an abort reason as the run reports it).

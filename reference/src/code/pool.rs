@@ -213,13 +213,16 @@ impl Pool {
             let _ = reply.send(Reply::Settled(outcome));
         }
         if let Some(agent) = &ctx.agent {
-            self.emit(CodeDispatchEvent::Settled(CodeDispatch {
+            let call = CodeDispatchStart {
                 agent: agent.clone(),
                 root_call_id: ctx.root_call_id.clone(),
                 parent_call_id: ctx.call_id.clone(),
                 sub_call_id: entry.sub_call_id.clone(),
                 name: entry.name.clone(),
                 arguments: std::mem::take(&mut entry.logged),
+            };
+            self.emit(CodeDispatchEvent::Settled(CodeDispatch {
+                call,
                 is_error: result.is_error(),
                 content: result.content().iter().map(crate::value::deep_clone).collect(),
             }));

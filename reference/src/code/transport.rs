@@ -44,21 +44,12 @@ pub struct CodeDispatchStart {
     pub arguments: Value,
 }
 
-/// `tool/code-dispatch`: a sub-call of a `run_code` program was committed.
+/// `tool/code-dispatch`: a sub-call of a `run_code` program was committed: the record its start reported,
+/// and its outcome.
 #[derive(Clone, Debug)]
 pub struct CodeDispatch {
-    /// The agent the transport call ran for.
-    pub agent: ScopeKey,
-    /// The root call id of the transport call's tree.
-    pub root_call_id: String,
-    /// The transport call's id.
-    pub parent_call_id: String,
-    /// The sub-call's id.
-    pub sub_call_id: String,
-    /// The tool the program called.
-    pub name: String,
-    /// The arguments as dispatched.
-    pub arguments: Value,
+    /// The sub-call as [`CodeDispatchStart`] reported it (agent, ids, tool, arguments).
+    pub call: CodeDispatchStart,
     /// Whether the sub-call's final result is a failure.
     pub is_error: bool,
     /// The final result's content (upstream's `tools/code-dispatch-log` waterfall has no listeners here).
