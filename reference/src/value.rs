@@ -206,13 +206,13 @@ pub(crate) fn js_property_order(root: &mut Value) {
 }
 
 /// One container under construction in a bottom-up rebuild.
-enum Shape {
+pub(crate) enum Shape {
     Array(Vec<Slot>),
     Object(Vec<(String, Slot)>),
 }
 
 /// A child position: an inline leaf or an arena node built later (higher index).
-enum Slot {
+pub(crate) enum Slot {
     Leaf(Value),
     Node(usize),
 }
@@ -267,8 +267,15 @@ pub fn deep_clone(root: &Value) -> Value {
     assemble(shapes)
 }
 
-/// Build the value from an arena whose children always have higher indices than their parents.
+/// Build the value from an arena whose children always have higher indices than their parents; node 0 is
+/// the root.
 fn assemble(shapes: Vec<Shape>) -> Value {
+    assemble_from(Slot::Node(0), shapes)
+}
+
+/// Build `root` from an arena whose children always have higher indices than their parents: building
+/// from the last node down never recurses.
+pub(crate) fn assemble_from(root: Slot, shapes: Vec<Shape>) -> Value {
     let mut built: Vec<Option<Value>> = Vec::with_capacity(shapes.len());
     built.resize_with(shapes.len(), || None);
     let take = |slot: Slot, built: &mut Vec<Option<Value>>| match slot {
@@ -289,7 +296,7 @@ fn assemble(shapes: Vec<Shape>) -> Value {
         };
         built[index] = Some(value);
     }
-    built.first_mut().and_then(Option::take).unwrap_or(Value::Null)
+    take(root, &mut built)
 }
 
 /// Drop a value of any depth without recursion.

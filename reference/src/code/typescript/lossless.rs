@@ -16,7 +16,10 @@ use std::collections::HashSet;
 
 use rquickjs::object::Property;
 use rquickjs::{Array, Ctx, Filter, Object, Value as JsValue};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
+
+// Arena nodes and their child slots: the value is rebuilt bottom-up by `value::assemble_from`.
+use crate::value::{Shape as Node, Slot};
 
 /// The intrinsics the walker compares prototypes with, captured before the program runs.
 #[derive(Clone)]
@@ -32,17 +35,6 @@ impl<'js> Intrinsics<'js> {
         let array: Object<'js> = globals.get("Array")?;
         Ok(Self { object_prototype: object.get("prototype")?, array_prototype: array.get("prototype")? })
     }
-}
-
-/// A slot of an arena node: a finished leaf or a later (higher-index) node.
-enum Slot {
-    Leaf(Value),
-    Node(usize),
-}
-
-enum Node {
-    Array(Vec<Slot>),
-    Object(Vec<(String, Slot)>),
 }
 
 /// Where a visited value goes.
@@ -177,34 +169,9 @@ pub(crate) fn snapshot<'js>(ctx: &Ctx<'js>, value: JsValue<'js>, intrinsics: &In
         }
     }
     let _ = ctx;
-    Some(assemble(root?, nodes))
+    Some(crate::value::assemble_from(root?, nodes))
 }
 
-/// Build the serde value from the arena: children always have higher indices than their parents, so
-/// building from the last node down never recurses.
-fn assemble(root: Slot, nodes: Vec<Node>) -> Value {
-    let mut built: Vec<Option<Value>> = Vec::with_capacity(nodes.len());
-    built.resize_with(nodes.len(), || None);
-    let take = |slot: Slot, built: &mut Vec<Option<Value>>| match slot {
-        Slot::Leaf(v) => v,
-        Slot::Node(i) => built.get_mut(i).and_then(Option::take).unwrap_or(Value::Null),
-    };
-    for (index, node) in nodes.into_iter().enumerate().rev() {
-        let value = match node {
-            Node::Array(items) => Value::Array(items.into_iter().map(|s| take(s, &mut built)).collect()),
-            Node::Object(fields) => {
-                let mut map = Map::with_capacity(fields.len());
-                for (key, slot) in fields {
-                    let v = take(slot, &mut built);
-                    map.insert(key, v);
-                }
-                Value::Object(map)
-            }
-        };
-        built[index] = Some(value);
-    }
-    take(root, &mut built)
-}
 
 enum Build<'a, 'js> {
     Array(Array<'js>, std::iter::Enumerate<std::slice::Iter<'a, Value>>),
