@@ -5,7 +5,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 use crate::error::ToolFailure;
 use crate::scope::ScopeKey;
 

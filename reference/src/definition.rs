@@ -4,8 +4,6 @@
 //! Spec: REG-006, REG-009, REG-016, OUT-005..OUT-008.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,8 +12,7 @@ use crate::error::ToolFailure;
 use crate::execution::{ToolExecution, ToolRunContext};
 use crate::result::ToolExecutionResult;
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::callback::BoxFuture;
 
 /// A tool body: receives the frozen arguments and the run context, resolves to the canonical value.
 pub type ToolBody = Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Value, ToolFailure>> + Send + Sync>;

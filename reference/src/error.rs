@@ -108,8 +108,9 @@ impl ToolFailure {
         )
     }
 
-    /// `ToolNotFoundError` of the `code` executor collapse: `unknown tool "<name>": only \`run_code\` is
-    /// callable directly — call \`<name>\` from inside a \`run_code\` program instead`. CODE-006.
+    /// `ToolNotFoundError` of the `code` executor collapse, with the message
+    /// ``unknown tool "NAME": only `run_code` is callable directly — call `NAME` from inside a `run_code`
+    /// program instead``. CODE-006.
     pub fn code_only(tool: &str) -> Self {
         Self::harness(
             format!("unknown tool \"{tool}\": {}", crate::presentation::collapse_detail(tool)),

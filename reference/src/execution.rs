@@ -1,6 +1,6 @@
 //! The call vocabulary: [`ToolExecutionInput`] (what a caller supplies), [`ToolExecution`] (the immutable
 //! pipeline view with the registry-minted [`ExecutionToken`]), [`ToolRunContext`] (what a body receives)
-//! and [`ExecutionMode`].
+//! and [`ExecutionMode`]; the reasons callers attach to executions' cancellations (`AbortReasons`).
 //!
 //! Spec: ARG-001, PIPE-017, PIPE-018, MODE-001..MODE-004.
 
@@ -124,4 +124,47 @@ pub enum ExecutionMode {
     Parallel,
     /// Runs alone, as an ordering barrier.
     Exclusive,
+}
+
+/// Reasons callers attached to executions' cancellations (see
+/// [`crate::ToolRuntime::set_abort_reason`]); empty almost always, so forgetting is one atomic load.
+#[derive(Default)]
+pub(crate) struct AbortReasons {
+    any: std::sync::atomic::AtomicBool,
+    reasons: std::sync::Mutex<Vec<(ExecutionToken, String)>>,
+}
+
+impl std::fmt::Debug for AbortReasons {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AbortReasons").finish_non_exhaustive()
+    }
+}
+
+impl AbortReasons {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ExecutionToken, String)>> {
+        self.reasons.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set(&self, token: ExecutionToken, reason: String) {
+        let mut reasons = self.lock();
+        reasons.retain(|(t, _)| *t != token);
+        reasons.push((token, reason));
+        self.any.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn get(&self, token: ExecutionToken) -> Option<String> {
+        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        self.lock().iter().find(|(t, _)| *t == token).map(|(_, r)| r.clone())
+    }
+
+    pub(crate) fn forget(&self, token: ExecutionToken) {
+        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let mut reasons = self.lock();
+        reasons.retain(|(t, _)| *t != token);
+        self.any.store(!reasons.is_empty(), std::sync::atomic::Ordering::SeqCst);
+    }
 }

@@ -1,5 +1,5 @@
-//! Hook plumbing: copy-on-write listener lists ([`HookList`]) snapshotted cheaply when a stage starts,
-//! the RAII [`HookGuard`], and the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`],
+//! Hook plumbing: copy-on-write listener lists (`HookList`) snapshotted cheaply when a stage starts,
+//! the RAII [`HookGuard`], the one-at-a-time mount point (`Slot`: the approval seam, the code runtime), and the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`],
 //! [`PreToolDecision`]), guards and result observers.
 //!
 //! # Order
@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::result::ToolExecutionResult;
@@ -181,6 +181,44 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
     }
 }
 
+/// One mounted value at a time (the approval seam, the code runtime): mounting replaces what is there;
+/// the returned guard unmounts only what it mounted (a later mount survives an earlier guard's drop).
+pub(crate) struct Slot<T> {
+    current: Mutex<Option<(u64, T)>>,
+}
+
+impl<T: Clone + Send + 'static> Slot<T> {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self { current: Mutex::new(None) })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(u64, T)>> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What is mounted right now.
+    pub(crate) fn get(&self) -> Option<T> {
+        self.lock().as_ref().map(|(_, value)| value.clone())
+    }
+
+    /// Mount `value`, replacing any mounted one.
+    pub(crate) fn mount(self: &Arc<Self>, value: T) -> HookGuard {
+        let id = next_id();
+        let replaced = self.lock().replace((id, value));
+        drop(replaced);
+        let weak = Arc::downgrade(self);
+        HookGuard::new(move || {
+            let Some(slot) = weak.upgrade() else { return };
+            let mut current = slot.lock();
+            if current.as_ref().is_some_and(|(mounted, _)| *mounted == id) {
+                let unmounted = current.take();
+                drop(current);
+                drop(unmounted);
+            }
+        })
+    }
+}
+
 /// A process-unique id for registrations and hooks.
 pub(crate) fn next_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -318,5 +356,22 @@ impl<'a> PostNext<'a> {
             rest = tail;
         }
         Box::pin(std::future::ready(Ok(PostToolDecision::accept())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_guard_unmounts_only_its_own_value() {
+        let slot = Slot::<&'static str>::new();
+        let first = slot.mount("first");
+        assert_eq!(slot.get(), Some("first"));
+        let second = slot.mount("second");
+        drop(first);
+        assert_eq!(slot.get(), Some("second"));
+        drop(second);
+        assert_eq!(slot.get(), None);
     }
 }

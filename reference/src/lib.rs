@@ -1,14 +1,22 @@
 //! dsh-tools: the reference implementation of the tool registry and execution pipeline of the dsh agent
-//! harness (behaviour of upstream `@deepseek-ai/dsh-tools@0.1.0-rc.8`: native mode, and the Code Mode
-//! presentation core — modes, `presentAs`, the `code` executor collapse — without a code runtime).
+//! harness (behaviour of upstream `@deepseek-ai/dsh-tools@0.1.0-rc.8`: native mode, and Code Mode —
+//! modes, `presentAs`, the `code` executor collapse, the `run_code` transport with TypeScript and Python
+//! runtimes, the SDK renderers and the prompt contribution).
 //!
 //! Entry point: [`ToolRuntime`]. Failures are values ([`ToolExecutionResult`]); registrations and hooks
 //! are RAII guards ([`Registration`], [`HookGuard`]).
 //!
+//! Modules are layered, each importing only from the layers below it — bottom first: `value`, `scope`,
+//! `callback`, `presentation`; `error`, `execution`; `result`, `schema`, `sdk`; `definition`; `hooks`,
+//! `approval`; `registry`, `prompt`; the pipeline; `code`; `contribution`; `runtime` (the facade). The
+//! re-exports below are for users of the crate; the modules themselves never import through them.
+//!
 //! Spec: the areas REG, UNK, ARG, OUT, PIPE and CODE (each module cites its rule ids).
 
 pub mod approval;
+mod callback;
 pub mod code;
+pub mod contribution;
 pub mod definition;
 pub mod error;
 pub mod execution;

@@ -1,4 +1,5 @@
-//! Code Mode presentation vocabulary: [`ToolMode`] (the `mode` config field and `presentAs` argument),
+//! Code Mode presentation vocabulary: [`ToolMode`] (the `mode` config field and `presentAs` argument), the
+//! reserved transport name [`RUN_CODE_NAME`],
 //! the `maxParallelSubCalls` construction check ([`resolve_max_parallel_sub_calls`], [`ConfigError`]),
 //! the `presentAs` failures ([`PresentAsError`]) and the message of the code-mode executor collapse.
 //! The per-scope declaration itself lives in the registry layers; the collapse runs at pipeline entry.
@@ -7,7 +8,8 @@
 
 use std::fmt;
 
-use crate::registry::RUN_CODE_NAME;
+/// The reserved Code Mode transport name: no tool may be registered, shadowed or restricted under it.
+pub const RUN_CODE_NAME: &str = "run_code";
 
 /// How one agent's tools are presented to the model (upstream `ToolPresentationMode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -120,13 +122,6 @@ impl PresentAsError {
                 "tools.presentAs(\"{requested}\") conflicts with \"{existing}\" already declared for this scope; one composition selects one presentation"
             ),
         }
-    }
-}
-
-impl PresentAsError {
-    /// A rejected prompt-section registration of the declaration, with the prompt service's message.
-    pub(crate) fn prompt(error: crate::prompt::PromptError) -> Self {
-        Self { kind: PresentAsErrorKind::Prompt, message: error.message }
     }
 }
 

@@ -1,22 +1,31 @@
-//! [`ToolRuntime`]: the service facade (cheap to clone) over the registry, the hook lists and the pipeline.
+//! [`ToolRuntime`]: the service facade (cheap to clone) over the registry, the hook lists and the pipeline,
+//! the `run_code` transport and the prompt contribution. The top layer: it wires the layers below together
+//! and hands each only its part (see ARCHITECTURE.md, Architecture Invariant: one-way layering).
 //!
 //! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Weak};
 
 use crate::approval::ApprovalSeam;
-use crate::code::CodeRuntime;
-use crate::pipeline::dispatch::ExecuteWrapper;
-
+use crate::code::bridge::TransportHost;
+use crate::code::flavor::{FlavorError, resolve_flavor};
+use crate::code::transport::CodeTransport;
+use crate::code::{CodeDispatchObserver, CodeRuntime};
+use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
-use crate::execution::{ExecutionMode, ToolExecutionInput};
-use crate::hooks::{ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, next_id};
-use crate::presentation::{ConfigError, PresentAsError, resolve_max_parallel_sub_calls};
+use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
+use crate::hooks::{
+    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
+};
+use crate::pipeline::Pipeline;
+use crate::pipeline::dispatch::ExecuteWrapper;
+use crate::presentation::{ConfigError, DEFAULT_MAX_PARALLEL_SUB_CALLS, PresentAsError, resolve_max_parallel_sub_calls};
+use crate::prompt::SystemPrompt;
 use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
 use crate::result::ToolExecutionResult;
-use crate::schema::validate::validate_json_schema_value;
 use crate::scope::ScopeKey;
+use crate::sdk::SdkToolSchema;
 
 pub use crate::presentation::ToolMode;
 
@@ -44,59 +53,19 @@ impl ToolsConfig {
     }
 }
 
-/// The mounted approval seam and the id of the guard that mounted it.
-type MountedApproval = (u64, Arc<dyn ApprovalSeam>);
-
-/// The mounted code runtime and the id of the guard that mounted it.
-type MountedCodeRuntime = (u64, Arc<dyn CodeRuntime>);
-
-pub(crate) struct Inner {
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
-    pub(crate) execute_wrappers: Arc<HookList<Arc<dyn ExecuteWrapper>>>,
-    pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
-    pub(crate) observers: Arc<HookList<ResultObserver>>,
-    pub(crate) approval: Arc<Mutex<Option<MountedApproval>>>,
+/// The facade's state: the pipeline (registry and hook tables), what the `run_code` transport reads
+/// besides it (shared with the transport's host), and the prompt link. Each layer below receives only its
+/// own part.
+struct Inner {
+    pipeline: Arc<Pipeline>,
     /// `ctx.codeRuntime`: read at use time (assembly, `run_code` execution), never required up front.
-    pub(crate) code_runtime: Arc<Mutex<Option<MountedCodeRuntime>>>,
-    /// The resolved `run_code` overlap cap.
-    pub(crate) max_parallel_sub_calls: u64,
+    code_runtime: Arc<Slot<Arc<dyn CodeRuntime>>>,
     /// Observers of the `run_code` dispatch log.
-    pub(crate) code_dispatch: Arc<HookList<crate::code::CodeDispatchObserver>>,
-    /// Abort reasons callers attached to executions ([`ToolRuntime::set_abort_reason`]).
-    pub(crate) abort_reasons: crate::code::AbortReasons,
+    dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+    /// The resolved `run_code` overlap cap.
+    max_parallel_sub_calls: u64,
     /// The system prompt this runtime contributes to, when built with one ([`ToolRuntime::try_with_prompt`]).
-    pub(crate) prompt: std::sync::OnceLock<crate::prompt::contribution::ToolsPromptLink>,
-}
-
-impl Inner {
-    /// The approval seam mounted right now.
-    pub(crate) fn approval(&self) -> Option<Arc<dyn ApprovalSeam>> {
-        let slot = self.approval.lock().unwrap_or_else(|p| p.into_inner());
-        slot.as_ref().map(|(_, seam)| Arc::clone(seam))
-    }
-
-    /// The code runtime mounted right now.
-    pub(crate) fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
-        let slot = self.code_runtime.lock().unwrap_or_else(|p| p.into_inner());
-        slot.as_ref().map(|(_, runtime)| Arc::clone(runtime))
-    }
-
-    /// See [`ToolRuntime::execution_mode`].
-    pub(crate) fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        let resolved = self.registry.resolve_execution(&input.name, input.agent.as_ref(), input.parent.is_some());
-        let Some(tool) = resolved else {
-            return ExecutionMode::Exclusive;
-        };
-        let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
-        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
-            return ExecutionMode::Exclusive;
-        }
-        match crate::pipeline::contain(|| classify(&input.arguments)) {
-            Ok(Ok(true)) => ExecutionMode::Parallel,
-            _ => ExecutionMode::Exclusive,
-        }
-    }
+    prompt: std::sync::OnceLock<ToolsPromptLink>,
 }
 
 /// The tool registry and execution pipeline.
@@ -115,7 +84,7 @@ impl ToolRuntime {
     /// A runtime with no tools and no hooks. Infallible: an invalid `max_parallel_sub_calls` resolves to
     /// the default cap (10) here; use [`try_new`](Self::try_new) for upstream's construction check.
     pub fn new(config: ToolsConfig) -> Self {
-        let cap = config.validate().unwrap_or(crate::presentation::DEFAULT_MAX_PARALLEL_SUB_CALLS);
+        let cap = config.validate().unwrap_or(DEFAULT_MAX_PARALLEL_SUB_CALLS);
         Self::build(config.mode, cap)
     }
 
@@ -127,21 +96,21 @@ impl ToolRuntime {
     }
 
     fn build(mode: ToolMode, max_parallel_sub_calls: u64) -> Self {
-        Self {
-            inner: Arc::new_cyclic(|weak| Inner {
-                registry: Arc::new(Registry::new(mode).with_transport(crate::code::transport::CodeTransport::new(weak.clone(), mode))),
-                pre_execute: HookList::new(),
-                execute_wrappers: HookList::new(),
-                post_execute: HookList::new(),
-                observers: HookList::new(),
-                approval: Arc::new(Mutex::new(None)),
-                code_runtime: Arc::new(Mutex::new(None)),
+        let code_runtime = Slot::new();
+        let dispatch_log = HookList::new();
+        // The transport reaches the pipeline weakly: the registry holding it belongs to that pipeline.
+        let pipeline = Arc::new_cyclic(|pipeline: &Weak<Pipeline>| {
+            let host = TransportHost {
+                pipeline: Weak::clone(pipeline),
+                runtime: Arc::clone(&code_runtime),
                 max_parallel_sub_calls,
-                code_dispatch: HookList::new(),
-                abort_reasons: crate::code::AbortReasons::default(),
-                prompt: std::sync::OnceLock::new(),
-            }),
-        }
+                dispatch_log: Arc::clone(&dispatch_log),
+            };
+            let transport = CodeTransport::new(Arc::new(host), mode);
+            Pipeline::new(Arc::new(Registry::new(mode).with_transport(Arc::new(transport))))
+        });
+        let inner = Inner { pipeline, code_runtime, dispatch_log, max_parallel_sub_calls, prompt: std::sync::OnceLock::new() };
+        Self { inner: Arc::new(inner) }
     }
 
     /// [`try_new`](Self::try_new), contributing to `prompt` as upstream's `ToolRuntime` does to the
@@ -149,22 +118,14 @@ impl ToolRuntime {
     /// and `tools:sdk` sections; [`present_as`](Self::present_as) then adds them per scope. A section name
     /// the prompt already holds globally rejects construction with the prompt's message. PROMPT-008,
     /// PROMPT-012, PROMPT-015.
-    pub fn try_with_prompt(config: ToolsConfig, prompt: &crate::prompt::SystemPrompt) -> Result<Self, ConfigError> {
+    pub fn try_with_prompt(config: ToolsConfig, prompt: &SystemPrompt) -> Result<Self, ConfigError> {
         let runtime = Self::try_new(config.clone())?;
-        let link = crate::prompt::contribution::ToolsPromptLink::attach(prompt, Arc::downgrade(&runtime.inner), config.mode)
+        let inner = &runtime.inner;
+        let registry = Arc::downgrade(&inner.pipeline.registry);
+        let link = ToolsPromptLink::attach(prompt, registry, Arc::downgrade(&inner.code_runtime), config.mode)
             .map_err(|e| ConfigError { message: e.message })?;
         let _ = runtime.inner.prompt.set(link);
         Ok(runtime)
-    }
-
-    /// The runtime behind a shared state (the prompt contributions read it through a weak handle).
-    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
-        Self { inner }
-    }
-
-    /// The shared state.
-    pub(crate) fn inner(&self) -> &Inner {
-        &self.inner
     }
 
     /// The resolved `run_code` overlap cap (`maxParallelSubCalls`). CODE-001.
@@ -177,7 +138,7 @@ impl ToolRuntime {
     ///
     /// [`present_as`]: Self::present_as
     pub fn mode_for(&self, scope: Option<&ScopeKey>) -> ToolMode {
-        self.inner.registry.mode_for(scope)
+        self.inner.pipeline.registry.mode_for(scope)
     }
 
     /// Present `scope`'s tools in `mode` instead of the config default (upstream `presentAs`), for that
@@ -186,7 +147,7 @@ impl ToolRuntime {
     /// disposing the scope — withdraws it (CODE-005). Declaring and withdrawing each emit `tools/change`
     /// (CODE-012).
     pub fn present_as(&self, scope: Option<&ScopeKey>, mode: ToolMode) -> Result<HookGuard, PresentAsError> {
-        let declared = self.inner.registry.present_as(scope, mode)?;
+        let declared = self.inner.pipeline.registry.present_as(scope, mode)?;
         match (self.inner.prompt.get(), scope) {
             (Some(link), Some(scope)) => link.present_as(scope, mode, declared),
             _ => Ok(declared),
@@ -196,154 +157,117 @@ impl ToolRuntime {
     /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
     /// Dropping the returned handle unregisters.
     pub fn register(&self, def: ToolDefinition, scope: Option<&ScopeKey>) -> Result<Registration, RegisterError> {
-        self.inner.registry.register(def, scope)
+        self.inner.pipeline.registry.register(def, scope)
     }
 
     /// The schema `scope` resolves `name` to (shadowing applied).
     pub fn get(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ToolSchema> {
-        self.inner.registry.resolve(name, scope).map(|t| t.schema.clone())
+        self.inner.pipeline.registry.resolve(name, scope).map(|t| t.schema.clone())
     }
 
     /// Schemas of everything `scope` can see, in presentation order.
     pub fn schemas(&self, scope: Option<&ScopeKey>) -> Vec<ToolSchema> {
-        self.inner.registry.visible(scope).into_iter().map(|t| t.schema.clone()).collect()
+        self.inner.pipeline.registry.schemas(scope)
     }
 
     /// Add a `tools/pre-execute` listener (global, or observing one agent scope and its nested scopes).
     pub fn on_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
-        self.inner.pre_execute.add(scope, listener)
+        self.inner.pipeline.pre_execute.add(scope, listener)
     }
 
     /// What the Code Mode SDK renderers consume for `scope`: every visible tool (presentation order) with
     /// its parameter and output schemas (upstream `sdkSchemas`). Copies are made without recursion.
-    pub fn sdk_schemas(&self, scope: Option<&ScopeKey>) -> Vec<crate::sdk::SdkToolSchema> {
-        self.inner
-            .registry
-            .visible(scope)
-            .into_iter()
-            .filter(|tool| tool.schema.name != crate::registry::RUN_CODE_NAME)
-            .map(|tool| crate::sdk::SdkToolSchema {
-                name: tool.schema.name.clone(),
-                description: Some(tool.schema.description.clone()),
-                parameters: crate::value::deep_clone(&tool.schema.parameters),
-                output: Some(crate::value::deep_clone(&tool.output_schema)),
-            })
-            .collect()
+    pub fn sdk_schemas(&self, scope: Option<&ScopeKey>) -> Vec<SdkToolSchema> {
+        crate::contribution::sdk_schemas(&self.inner.pipeline.registry, scope)
     }
 
     /// Mask inherited tools for one agent scope (its own registrations stay visible); masks intersect.
     /// Dropping the guard lifts the mask.
     pub fn restrict(&self, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
-        self.inner.registry.restrict(scope, filter)
+        self.inner.pipeline.registry.restrict(scope, filter)
     }
 
     /// Add a monotonic guard (global, or applying to one agent scope).
     pub fn guard(&self, scope: Option<&ScopeKey>, guard: GuardFn) -> HookGuard {
-        self.inner.registry.add_guard(scope, guard)
+        self.inner.pipeline.registry.add_guard(scope, guard)
     }
 
     /// Add a guard that may throw (global, or applying to one agent scope): an `Err` is the call's final
     /// result (PIPE-010), as when an upstream guard callback throws.
     pub fn guard_fallible(&self, scope: Option<&ScopeKey>, guard: FallibleGuardFn) -> HookGuard {
-        self.inner.registry.add_fallible_guard(scope, guard)
+        self.inner.pipeline.registry.add_fallible_guard(scope, guard)
     }
 
     /// [`on_pre_execute`](Self::on_pre_execute) ahead of every listener already registered (cordis
     /// `{ prepend: true }`; the newest prepended listener runs first). PIPE-001, PIPE-002.
     pub fn prepend_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
-        self.inner.pre_execute.add_first(scope, listener)
+        self.inner.pipeline.pre_execute.add_first(scope, listener)
     }
 
     /// [`on_execute`](Self::on_execute) ahead of every wrapper already registered (the outermost wrapper).
     /// PIPE-001, PIPE-014.
     pub fn prepend_execute(&self, scope: Option<&ScopeKey>, wrapper: Arc<dyn ExecuteWrapper>) -> HookGuard {
-        self.inner.execute_wrappers.add_first(scope, wrapper)
+        self.inner.pipeline.execute_wrappers.add_first(scope, wrapper)
     }
 
     /// [`on_post_execute`](Self::on_post_execute) ahead of every listener already registered. PIPE-001.
     pub fn prepend_post_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PostExecuteListener>) -> HookGuard {
-        self.inner.post_execute.add_first(scope, listener)
+        self.inner.pipeline.post_execute.add_first(scope, listener)
     }
 
     /// A `tools/result` observer ahead of every observer already registered (global with `None`, else
     /// for one agent scope and its nested scopes). PIPE-011, PIPE-012.
     pub fn prepend_result(&self, scope: Option<&ScopeKey>, observer: ResultObserver) -> HookGuard {
-        self.inner.observers.add_first(scope, observer)
+        self.inner.pipeline.observers.add_first(scope, observer)
     }
 
     /// Add a `tools/execute` around-wrapper (global, or for one agent scope and its nested scopes).
     pub fn on_execute(&self, scope: Option<&ScopeKey>, wrapper: Arc<dyn ExecuteWrapper>) -> HookGuard {
-        self.inner.execute_wrappers.add(scope, wrapper)
+        self.inner.pipeline.execute_wrappers.add(scope, wrapper)
     }
 
     /// Add a `tools/post-execute` listener (global, or observing one agent scope and its nested scopes).
     pub fn on_post_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PostExecuteListener>) -> HookGuard {
-        self.inner.post_execute.add(scope, listener)
+        self.inner.pipeline.post_execute.add(scope, listener)
     }
 
     /// Mount the approval seam that services `ask` decisions (replacing any mounted one); dropping the
     /// guard unmounts it, after which `ask` degrades to deny again.
     pub fn mount_approval(&self, seam: Arc<dyn ApprovalSeam>) -> HookGuard {
-        let id = next_id();
-        {
-            let mut slot = self.inner.approval.lock().unwrap_or_else(|p| p.into_inner());
-            *slot = Some((id, seam));
-        }
-        let weak = Arc::downgrade(&self.inner.approval);
-        HookGuard::new(move || {
-            if let Some(slot) = weak.upgrade() {
-                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-                if slot.as_ref().is_some_and(|(current, _)| *current == id) {
-                    *slot = None;
-                }
-            }
-        })
+        self.inner.pipeline.approval.mount(seam)
     }
 
     /// Mount the code runtime (`ctx.codeRuntime`) that Code Mode assembly and `run_code` read at use
     /// time, replacing any mounted one; dropping the guard unmounts it.
     pub fn mount_code_runtime(&self, runtime: Arc<dyn CodeRuntime>) -> HookGuard {
-        let id = next_id();
-        {
-            let mut slot = self.inner.code_runtime.lock().unwrap_or_else(|p| p.into_inner());
-            *slot = Some((id, runtime));
-        }
-        let weak = Arc::downgrade(&self.inner.code_runtime);
-        HookGuard::new(move || {
-            if let Some(slot) = weak.upgrade() {
-                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-                if slot.as_ref().is_some_and(|(current, _)| *current == id) {
-                    *slot = None;
-                }
-            }
-        })
+        self.inner.code_runtime.mount(runtime)
     }
 
     /// The code runtime mounted right now, if any.
     pub fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
-        self.inner.code_runtime()
+        self.inner.code_runtime.get()
     }
 
     /// Observe registry changes (`tools/change`): one call per successful registration and per effective
     /// disposal (guards emit none).
     pub fn on_change(&self, observer: ChangeObserver) -> HookGuard {
-        self.inner.registry.changes.add(None, observer)
+        self.inner.pipeline.registry.changes.add(None, observer)
     }
 
     /// [`on_change`](Self::on_change) ahead of every observer already registered (cordis
     /// `{ prepend: true }`). REG-019.
     pub fn prepend_change(&self, observer: ChangeObserver) -> HookGuard {
-        self.inner.registry.changes.add_first(None, observer)
+        self.inner.pipeline.registry.changes.add_first(None, observer)
     }
 
     /// Dispose everything registered for `scope` — its tools, guards and hooks — as disposing an agent's
     /// context does upstream. Outstanding handles for them become no-ops.
     pub fn dispose_scope(&self, scope: &ScopeKey) {
-        self.inner.pre_execute.remove_scope(scope);
-        self.inner.execute_wrappers.remove_scope(scope);
-        self.inner.post_execute.remove_scope(scope);
-        self.inner.observers.remove_scope(scope);
-        self.inner.registry.dispose_scope(scope);
+        self.inner.pipeline.pre_execute.remove_scope(scope);
+        self.inner.pipeline.execute_wrappers.remove_scope(scope);
+        self.inner.pipeline.post_execute.remove_scope(scope);
+        self.inner.pipeline.observers.remove_scope(scope);
+        self.inner.pipeline.registry.dispose_scope(scope);
         if let Some(link) = self.inner.prompt.get() {
             link.dispose_scope(scope);
         }
@@ -351,31 +275,31 @@ impl ToolRuntime {
 
     /// Observe every final result (all scopes).
     pub fn on_result(&self, observer: ResultObserver) -> HookGuard {
-        self.inner.observers.add(None, observer)
+        self.inner.pipeline.observers.add(None, observer)
     }
 
     /// Observe final results of one agent scope (and its nested scopes) only.
     pub fn on_result_in(&self, scope: &ScopeKey, observer: ResultObserver) -> HookGuard {
-        self.inner.observers.add(Some(scope), observer)
+        self.inner.pipeline.observers.add(Some(scope), observer)
     }
 
     /// Run one call through the whole pipeline; always exactly one result.
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
-        crate::pipeline::execute(&self.inner, input).await
+        self.inner.pipeline.execute(input).await
     }
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:
     /// and the arguments are valid); everything else — including a call the `code` collapse rejects
     /// (CODE-011) — is `Exclusive`.
     pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        self.inner.execution_mode(input)
+        self.inner.pipeline.execution_mode(input)
     }
 
     /// Observe the `run_code` dispatch log (upstream's `tool/code-dispatch-start` and
     /// `tool/code-dispatch` session entries): one record when a program's sub-call starts, one when it
     /// committed, for transport calls that have an agent scope. Dropping the guard stops observing.
-    pub fn on_code_dispatch(&self, observer: crate::code::CodeDispatchObserver) -> HookGuard {
-        self.inner.code_dispatch.add(None, observer)
+    pub fn on_code_dispatch(&self, observer: CodeDispatchObserver) -> HookGuard {
+        self.inner.dispatch_log.add(None, observer)
     }
 
     /// Attach the reason of a caller's cancellation to the execution `token` (upstream
@@ -383,15 +307,15 @@ impl ToolRuntime {
     /// signal. A `run_code` execution relays it to its run, which fails with `code run failed (abort):
     /// <reason>`; without one the reason is [`crate::code::DEFAULT_ABORT_REASON`]. Forgotten when the
     /// execution publishes its result.
-    pub fn set_abort_reason(&self, token: crate::execution::ExecutionToken, reason: impl Into<String>) {
-        self.inner.abort_reasons.set(token, reason.into());
+    pub fn set_abort_reason(&self, token: ExecutionToken, reason: impl Into<String>) {
+        self.inner.pipeline.abort_reasons.set(token, reason.into());
     }
 
     /// [`schemas`](Self::schemas), failing as upstream's schema read does when the mounted code runtime's
     /// language has no `run_code` flavor (`schemas` leaves `run_code` out then).
-    pub fn try_schemas(&self, scope: Option<&ScopeKey>) -> Result<Vec<ToolSchema>, crate::code::flavor::FlavorError> {
+    pub fn try_schemas(&self, scope: Option<&ScopeKey>) -> Result<Vec<ToolSchema>, FlavorError> {
         if self.mode_for(scope) != ToolMode::Native {
-            self.inner.registry.transport_definition()?;
+            resolve_flavor(self.code_runtime().as_ref().map(|runtime| runtime.language()))?;
         }
         Ok(self.schemas(scope))
     }

@@ -1,6 +1,7 @@
 //! The `run_code` body: the dispatch bridge between a program and the registry (upstream
-//! `createRunCodeTool`'s `execute`). In order: the `description` check (`invalid description: expected a
-//! non-empty string`), the runtime check, one binding per tool the agent sees (presentation order,
+//! `createRunCodeTool`'s `execute`), reading only its [`TransportHost`]. In order: the `description`
+//! check (`invalid description: expected a non-empty string`), the runtime check (upstream
+//! `requireCodeRuntime(defaultMode)`, with its two messages), one binding per tool the agent sees (presentation order,
 //! `run_code` excluded) in the `tools` namespace with the `ToolCallError` class, then the run under a
 //! fresh run signal that the transport call's own cancellation aborts. A binding snapshots its argument
 //! (`tool arguments must be lossless JSON (...)`), numbers the sub-call `<callId>:code:<n>` and submits it
@@ -28,18 +29,19 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
+use super::dispatch_log::CodeDispatchObserver;
+use super::flavor::json_string;
 use super::pool::{Outer, Pool, Queue, Reply, Submission};
-use super::transport::{js_trim_is_empty, require_runtime};
 use super::{
-    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntimeMisuse,
+    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeMisuse,
     DEFAULT_ABORT_REASON, RunSignal,
 };
+use crate::callback::Contained;
 use crate::error::{ErrorCode, ToolFailure};
-use crate::execution::{ExecutionToken, ToolExecutionInput, ToolRunContext};
-use crate::pipeline::Contained;
-use crate::presentation::ToolMode;
-use crate::registry::RUN_CODE_NAME;
-use crate::runtime::Inner;
+use crate::execution::{ToolExecutionInput, ToolRunContext};
+use crate::hooks::{HookList, Slot};
+use crate::pipeline::Pipeline;
+use crate::presentation::{RUN_CODE_NAME, ToolMode};
 
 /// The reason the run signal aborts with once the run resolved.
 pub const SETTLED_REASON: &str = "run_code settled";
@@ -47,52 +49,50 @@ pub const SETTLED_REASON: &str = "run_code settled";
 /// The name of a failed run's error (`error.info.name`).
 pub const CODE_RUN_FAILED_NAME: &str = "CodeRunFailedError";
 
-/// Reasons callers attached to executions' cancellations (see
-/// [`crate::ToolRuntime::set_abort_reason`]); empty almost always, so forgetting is one atomic load.
-#[derive(Default)]
-pub struct AbortReasons {
-    any: std::sync::atomic::AtomicBool,
-    reasons: std::sync::Mutex<Vec<(ExecutionToken, String)>>,
+/// What the transport's body reads from the runtime that owns it: the pipeline its sub-calls go through
+/// (weak: the registry holding the transport belongs to that pipeline), the code runtime mount point, the
+/// overlap cap and the dispatch-log observers.
+pub(crate) struct TransportHost {
+    pub(crate) pipeline: Weak<Pipeline>,
+    pub(crate) runtime: Arc<Slot<Arc<dyn CodeRuntime>>>,
+    pub(crate) max_parallel_sub_calls: u64,
+    pub(crate) dispatch_log: Arc<HookList<CodeDispatchObserver>>,
 }
 
-impl std::fmt::Debug for AbortReasons {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AbortReasons").finish_non_exhaustive()
+/// The language keys an SDK renderer exists for (upstream `SDK_RENDERERS`).
+const SDK_LANGUAGES: [&str; 2] = ["typescript", "python"];
+
+/// Upstream `requireCodeRuntime(mode)`: the mounted runtime, or the misconfiguration error.
+fn require_runtime(runtime: Option<Arc<dyn CodeRuntime>>, mode: ToolMode) -> Result<Arc<dyn CodeRuntime>, ToolFailure> {
+    let Some(runtime) = runtime else {
+        return Err(ToolFailure::message(format!(
+            "dsh-tools: mode \"{mode}\" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\""
+        )));
+    };
+    if !SDK_LANGUAGES.contains(&runtime.language()) {
+        let known: Vec<String> = SDK_LANGUAGES.iter().map(|l| json_string(l)).collect();
+        return Err(ToolFailure::message(format!(
+            "dsh-tools: no SDK renderer registered for runtime language {} (known: {})",
+            json_string(runtime.language()),
+            known.join(", ")
+        )));
     }
+    Ok(runtime)
 }
 
-impl AbortReasons {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ExecutionToken, String)>> {
-        self.reasons.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn set(&self, token: ExecutionToken, reason: String) {
-        let mut reasons = self.lock();
-        reasons.retain(|(t, _)| *t != token);
-        reasons.push((token, reason));
-        self.any.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    pub(crate) fn get(&self, token: ExecutionToken) -> Option<String> {
-        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
-            return None;
-        }
-        self.lock().iter().find(|(t, _)| *t == token).map(|(_, r)| r.clone())
-    }
-
-    pub(crate) fn forget(&self, token: ExecutionToken) {
-        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let mut reasons = self.lock();
-        reasons.retain(|(t, _)| *t != token);
-        self.any.store(!reasons.is_empty(), std::sync::atomic::Ordering::SeqCst);
-    }
+/// Whether JavaScript's `String.prototype.trim` leaves nothing (ECMAScript WhiteSpace and
+/// LineTerminator code points; Rust's `char::is_whitespace` differs on U+0085 and U+FEFF).
+pub(crate) fn js_trim_is_empty(s: &str) -> bool {
+    s.chars().all(|c| match c {
+        '\u{0085}' => false,
+        '\u{FEFF}' => true,
+        c => c.is_whitespace(),
+    })
 }
 
 /// The transport's body.
 pub(crate) async fn execute(
-    inner: Weak<Inner>,
+    host: Arc<TransportHost>,
     default_mode: ToolMode,
     args: Arc<Value>,
     ctx: ToolRunContext,
@@ -101,15 +101,15 @@ pub(crate) async fn execute(
     if js_trim_is_empty(description) {
         return Err(ToolFailure::message("invalid description: expected a non-empty string"));
     }
-    let Some(inner) = inner.upgrade() else {
+    let Some(pipeline) = host.pipeline.upgrade() else {
         return Err(ToolFailure::message("dsh-tools: the tool runtime was dropped"));
     };
-    let runtime = require_runtime(&inner, default_mode)?;
+    let runtime = require_runtime(host.runtime.get(), default_mode)?;
     let program = args.get("code").and_then(Value::as_str).unwrap_or_default().to_owned();
     let run_signal = RunSignal::new();
     let queue = Arc::new(Queue::default());
-    let outer = Arc::new(Outer { ctx: ctx.clone(), run_signal: run_signal.clone(), max_parallel: inner.max_parallel_sub_calls });
-    let functions: Vec<(String, BindingFn)> = inner
+    let outer = Arc::new(Outer { ctx: ctx.clone(), run_signal: run_signal.clone(), max_parallel: host.max_parallel_sub_calls });
+    let functions: Vec<(String, BindingFn)> = pipeline
         .registry
         .visible(ctx.agent.as_ref())
         .into_iter()
@@ -132,11 +132,11 @@ pub(crate) async fn execute(
         }],
         signal: run_signal.clone(),
     };
-    let run = match crate::pipeline::contain(|| runtime.run(request)) {
+    let run = match crate::callback::contain(|| runtime.run(request)) {
         Ok(run) => run,
         Err(panic) => return Err(ToolFailure::message(panic)),
     };
-    let mut pool = Pool::new(Arc::clone(&inner), outer, queue);
+    let mut pool = Pool::new(Arc::clone(&pipeline), Arc::clone(&host.dispatch_log), outer, queue);
     let outcome = RunAndDrain {
         run: Some(Contained(run)),
         outcome: None,
@@ -144,8 +144,8 @@ pub(crate) async fn execute(
         outer: Some(Box::pin(ctx.signal.clone().cancelled_owned())),
         run_signal,
         reason: {
-            let (inner, token) = (Arc::clone(&inner), ctx.token);
-            Box::new(move || inner.abort_reasons.get(token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
+            let (pipeline, token) = (Arc::clone(&pipeline), ctx.token);
+            Box::new(move || pipeline.abort_reasons.get(token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
         },
     }
     .await;
@@ -289,5 +289,17 @@ impl Future for RunAndDrain<'_> {
             }
         }
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::js_trim_is_empty;
+
+    #[test]
+    fn trim_follows_javascript() {
+        assert!(js_trim_is_empty(" \t\n\u{FEFF}\u{3000}"));
+        assert!(!js_trim_is_empty("\u{0085}"));
+        assert!(!js_trim_is_empty(" x "));
     }
 }

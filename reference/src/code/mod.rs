@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 
 /// One host binding: receives the program's argument (`None` = the program passed `undefined` / nothing)
 /// as lossless JSON already checked by the runtime, resolves to the value handed back to the program or to
@@ -224,12 +224,13 @@ impl fmt::Debug for dyn CodeRuntime {
 
 pub mod flavor;
 pub mod render;
-pub(crate) mod transport;
-mod bridge;
+pub(crate) mod bridge;
+mod dispatch_log;
 mod pool;
+pub(crate) mod transport;
 
-pub use bridge::{AbortReasons, CODE_RUN_FAILED_NAME, SETTLED_REASON};
-pub use transport::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
+pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};
+pub use dispatch_log::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
 
 pub mod ledger;
 pub mod names;

@@ -20,13 +20,13 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::RunSignal;
-use super::transport::{CodeDispatch, CodeDispatchEvent, CodeDispatchStart};
-use crate::definition::BoxFuture;
+use super::dispatch_log::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
+use crate::callback::BoxFuture;
 use crate::execution::{ExecutionMode, ToolExecutionInput, ToolRunContext};
+use crate::hooks::HookList;
 use crate::pipeline::entry::Call;
-use crate::pipeline::{Prepared, Stage};
+use crate::pipeline::{Pipeline, Prepared, Stage};
 use crate::result::ToolExecutionResult;
-use crate::runtime::Inner;
 
 /// What a waiting binding receives.
 pub(crate) enum Reply {
@@ -111,7 +111,8 @@ enum Lane {
 
 /// The lane and the in-flight dispatches of one run.
 pub(crate) struct Pool {
-    inner: Arc<Inner>,
+    pipeline: Arc<Pipeline>,
+    dispatch_log: Arc<HookList<CodeDispatchObserver>>,
     outer: Arc<Outer>,
     queue: Arc<Queue>,
     started: VecDeque<Started>,
@@ -122,8 +123,13 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    pub(crate) fn new(inner: Arc<Inner>, outer: Arc<Outer>, queue: Arc<Queue>) -> Self {
-        Self { inner, outer, queue, started: VecDeque::new(), lane: None, exclusive_active: false, finishing: false }
+    pub(crate) fn new(
+        pipeline: Arc<Pipeline>,
+        dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+        outer: Arc<Outer>,
+        queue: Arc<Queue>,
+    ) -> Self {
+        Self { pipeline, dispatch_log, outer, queue, started: VecDeque::new(), lane: None, exclusive_active: false, finishing: false }
     }
 
     fn in_flight(&self) -> u64 {
@@ -131,8 +137,8 @@ impl Pool {
     }
 
     fn emit(&self, event: CodeDispatchEvent) {
-        for entry in self.inner.code_dispatch.snapshot().iter() {
-            let _ = crate::pipeline::contain(|| (entry.hook)(&event));
+        for entry in self.dispatch_log.snapshot().iter() {
+            let _ = crate::callback::contain(|| (entry.hook)(&event));
         }
     }
 
@@ -161,11 +167,11 @@ impl Pool {
                 arguments: crate::value::deep_clone(&logged),
             }));
         }
-        let inner = Arc::clone(&self.inner);
+        let pipeline = Arc::clone(&self.pipeline);
         let root = self.outer.ctx.root_call_id.clone();
         self.lane = Some(Lane::Start(Box::pin(async move {
-            let call = Arc::new(crate::pipeline::entry::create(&inner, input, Some(root)));
-            let prepared = crate::pipeline::prepare::run(&inner, &call).await;
+            let call = Arc::new(pipeline.enter(input, Some(root)));
+            let prepared = pipeline.prepare(&call).await;
             (call, prepared)
         })));
         self.started.push_back(Started { name, sub_call_id, logged, mode, reply: Some(reply), call: None, flight: None, parked: None });
@@ -176,8 +182,8 @@ impl Pool {
         entry.call = Some(Arc::clone(&call));
         match prepared {
             Prepared::Dispatch => {
-                let inner = Arc::clone(&self.inner);
-                entry.flight = Some(Box::pin(async move { crate::pipeline::dispatch::run(&inner, &call).await }));
+                let pipeline = Arc::clone(&self.pipeline);
+                entry.flight = Some(Box::pin(async move { pipeline.dispatch(&call).await }));
             }
             Prepared::Done(stage) => entry.parked = Some(stage),
         }
@@ -190,8 +196,8 @@ impl Pool {
         }
         let Some(mut entry) = self.started.pop_front() else { return false };
         let (Some(stage), Some(call)) = (entry.parked.take(), entry.call.clone()) else { return false };
-        let inner = Arc::clone(&self.inner);
-        self.lane = Some(Lane::Commit(Box::new(entry), Box::pin(async move { crate::pipeline::complete(&inner, &call, stage).await })));
+        let pipeline = Arc::clone(&self.pipeline);
+        self.lane = Some(Lane::Commit(Box::new(entry), Box::pin(async move { pipeline.complete(&call, stage).await })));
         true
     }
 
@@ -277,7 +283,7 @@ impl Pool {
                     }
                     continue;
                 }
-                let mode = self.inner.execution_mode(&head.input);
+                let mode = self.pipeline.execution_mode(&head.input);
                 let in_flight = self.in_flight();
                 let free = match mode {
                     ExecutionMode::Exclusive => in_flight == 0,

@@ -30,16 +30,16 @@ use std::task::{Context, Poll};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::definition::BoxFuture;
+use crate::callback::{BoxFuture, Contained, contain};
 use crate::error::ToolFailure;
 use crate::execution::{ExecutionToken, ToolExecution, ToolRunContext};
-use crate::hooks::HookEntry;
+use crate::hooks::{HookEntry, HookList};
 use crate::result::ToolExecutionResult;
-use crate::runtime::Inner;
+use crate::registry::Registry;
 use crate::schema::validate::validate_json_schema_value;
 
 use super::entry::Call;
-use super::{Contained, Stage, contain, output, replace_if_cancelled};
+use super::{Stage, output, replace_if_cancelled};
 
 /// The `tools/execute`-only view of an execution: the same immutable execution plus a replaceable signal.
 pub struct DispatchExecution {
@@ -142,7 +142,7 @@ where
 pub struct ExecuteNext<'a> {
     chain: &'a [HookEntry<Arc<dyn ExecuteWrapper>>],
     dexec: &'a DispatchExecution,
-    inner: &'a Inner,
+    registry: &'a Registry,
     call: &'a Call,
 }
 
@@ -156,30 +156,31 @@ impl<'a> ExecuteNext<'a> {
             }
             rest = tail;
         }
-        let (inner, call, dexec) = (self.inner, self.call, self.dexec);
+        let (registry, call, dexec) = (self.registry, self.call, self.dexec);
         Box::pin(async move {
-            let (result, canonical) = body_stage(inner, call, dexec).await;
+            let (result, canonical) = body_stage(registry, call, dexec).await;
             Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
         })
     }
 }
 
-/// Dispatch one prepared call through the wrapper chain.
-pub(crate) async fn run(inner: &Inner, call: &Call) -> Stage {
+/// Dispatch one prepared call through a snapshot of `wrappers`; the body stage resolves the tool in
+/// `registry`.
+pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: &Registry, call: &Call) -> Stage {
     let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
-    let chain = inner.execute_wrappers.snapshot();
+    let chain = wrappers.snapshot();
     let outcome = if chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
-        let next = ExecuteNext { chain: &chain, dexec: &dexec, inner, call };
+        let next = ExecuteNext { chain: &chain, dexec: &dexec, registry, call };
         match Contained(next.run()).await {
             Ok(outcome) => outcome,
             Err(panic) => Err(ToolFailure::message(panic)),
         }
     } else {
         // No wrapper: the body stage directly, without boxing the chain.
-        let (result, canonical) = body_stage(inner, call, &dexec).await;
+        let (result, canonical) = body_stage(registry, call, &dexec).await;
         Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
     };
-    let dispatched = match outcome.and_then(|d| normalize(inner, call, d)) {
+    let dispatched = match outcome.and_then(|d| normalize(registry, call, d)) {
         Ok(result) => result,
         Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
     };
@@ -197,14 +198,14 @@ pub(crate) async fn run(inner: &Inner, call: &Call) -> Stage {
 }
 
 /// Keep this execution's own canonical result; revalidate any other success under the active declaration.
-fn normalize(inner: &Inner, call: &Call, dispatched: DispatchResult) -> Result<ToolExecutionResult, ToolFailure> {
+fn normalize(registry: &Registry, call: &Call, dispatched: DispatchResult) -> Result<ToolExecutionResult, ToolFailure> {
     let DispatchResult { result, canonical_for } = dispatched;
     if canonical_for == Some(call.exec.token) || result.is_error() {
         return Ok(result);
     }
     let ToolExecutionResult::Success { value, additional_contexts, .. } = result else { return Ok(result) };
     let exec = &call.exec;
-    let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
+    let Some(tool) = registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
         crate::value::dismantle(value);
         return Err(ToolFailure::unknown_tool(&exec.name));
     };
@@ -214,7 +215,7 @@ fn normalize(inner: &Inner, call: &Call, dispatched: DispatchResult) -> Result<T
 }
 
 /// The body stage; the flag says whether the result is this execution's canonical success.
-async fn body_stage(inner: &Inner, call: &Call, dexec: &DispatchExecution) -> (ToolExecutionResult, bool) {
+async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution) -> (ToolExecutionResult, bool) {
     let exec = &call.exec;
     let fused = match dexec.replacement() {
         None => Fused::Caller(exec.signal.clone()),
@@ -229,7 +230,7 @@ async fn body_stage(inner: &Inner, call: &Call, dexec: &DispatchExecution) -> (T
     if signal.is_cancelled() {
         return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
     }
-    let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
+    let Some(tool) = registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
         return (ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name)), false);
     };
     call.body_invoked.store(true, Ordering::SeqCst);

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::definition::FinalizeContentFn;
 use crate::execution::{ExecutionToken, ToolExecution, ToolExecutionInput};
-use crate::runtime::Inner;
+use crate::registry::Registry;
 use crate::value::js_property_order;
 
 /// Per-call registry state kept outside the immutable execution view.
@@ -42,11 +42,11 @@ pub(crate) enum Collapse {
 /// The failure of a lossy argument snapshot.
 pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be losslessly JSON-serializable";
 
-/// Materialize the execution. `root_call_id` is the root of a nested call's tree (the `run_code` bridge
+/// Materialize the execution, reading the visible definition and the effective mode from `registry`. `root_call_id` is the root of a nested call's tree (the `run_code` bridge
 /// passes its own root); absent, the call is its own root.
-pub(crate) fn create(inner: &Inner, input: ToolExecutionInput, root_call_id: Option<String>) -> Call {
+pub(crate) fn create(registry: &Registry, input: ToolExecutionInput, root_call_id: Option<String>) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent } = input;
-    let (visible, collapsed) = inner.registry.entry_view(&name, agent.as_ref(), parent.is_some());
+    let (visible, collapsed) = registry.entry_view(&name, agent.as_ref(), parent.is_some());
     // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
     let collapse = match (collapsed, signal.is_cancelled()) {
         (false, _) => Collapse::No,

@@ -6,13 +6,13 @@
 
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
-use crate::runtime::Inner;
+use crate::registry::Registry;
 
-use super::contain;
+use crate::callback::contain;
 
-/// The first denial reason, if any.
-pub(crate) fn reason(inner: &Inner, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
-    for guard in inner.registry.guards_for(exec.agent.as_ref()) {
+/// The first denial reason among the guards `registry` holds for the call's agent, if any.
+pub(crate) fn reason(registry: &Registry, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
+    for guard in registry.guards_for(exec.agent.as_ref()) {
         match contain(|| guard(exec)) {
             Ok(Ok(Some(reason))) => return Ok(Some(reason)),
             Ok(Ok(None)) => {}

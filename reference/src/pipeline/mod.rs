@@ -34,16 +34,16 @@ pub(crate) mod pre_execute;
 pub(crate) mod prepare;
 pub(crate) mod result;
 
-use std::any::Any;
-use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
 
-use crate::definition::BoxFuture;
-use crate::execution::ToolExecutionInput;
+use crate::approval::ApprovalSeam;
+use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
+use crate::hooks::{HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
+use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
-use crate::runtime::Inner;
+use crate::schema::validate::validate_json_schema_value;
+
+use self::dispatch::ExecuteWrapper;
 
 /// Where a pre-dispatch stage left the call.
 pub(crate) enum Stage {
@@ -63,27 +63,89 @@ pub(crate) enum Prepared {
     Done(Stage),
 }
 
-/// Run one call through every stage.
-pub(crate) async fn execute(inner: &Inner, input: ToolExecutionInput) -> ToolExecutionResult {
-    let call = entry::create(inner, input, None);
-    let stage = match prepare::run(inner, &call).await {
-        Prepared::Dispatch => dispatch::run(inner, &call).await,
-        Prepared::Done(stage) => stage,
-    };
-    complete(inner, &call, stage).await
+/// Everything an execution reads: the registry and the hook tables, the approval mount point, and the
+/// abort reasons callers attached. Owned by the `ToolRuntime` facade (which registers into it) and, weakly,
+/// by the `run_code` transport (which drives its sub-calls through it). Each stage receives only the
+/// fields it reads.
+pub(crate) struct Pipeline {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) pre_execute: Arc<HookList<Arc<dyn PreExecuteListener>>>,
+    pub(crate) execute_wrappers: Arc<HookList<Arc<dyn ExecuteWrapper>>>,
+    pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
+    pub(crate) observers: Arc<HookList<ResultObserver>>,
+    pub(crate) approval: Arc<Slot<Arc<dyn ApprovalSeam>>>,
+    pub(crate) abort_reasons: AbortReasons,
 }
 
-/// The commit of a dispatched or prepared result: post-execute for a `Post` result (upstream's scheduler
-/// `finalize`), then finish (`finish`: the finalizer and `tools/result`).
-pub(crate) async fn complete(inner: &Inner, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
-    let result = match stage {
-        Stage::Final(result) => result,
-        Stage::Post(result) => match post_execute::run(inner, call, result).await {
-            Ok(result) => replace_if_cancelled(call, result),
-            Err(failure) => ToolExecutionResult::from_failure(failure),
-        },
-    };
-    result::finish(inner, call, result)
+impl Pipeline {
+    /// A pipeline over `registry` with no hooks, no approval seam and no attached reasons.
+    pub(crate) fn new(registry: Arc<Registry>) -> Self {
+        Self {
+            registry,
+            pre_execute: HookList::new(),
+            execute_wrappers: HookList::new(),
+            post_execute: HookList::new(),
+            observers: HookList::new(),
+            approval: Slot::new(),
+            abort_reasons: AbortReasons::default(),
+        }
+    }
+
+    /// Run one call through every stage.
+    pub(crate) async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        let call = self.enter(input, None);
+        let stage = match self.prepare(&call).await {
+            Prepared::Dispatch => self.dispatch(&call).await,
+            Prepared::Done(stage) => stage,
+        };
+        self.complete(&call, stage).await
+    }
+
+    /// Stage 1: materialize the execution (`root_call_id`: the root of a nested call's tree).
+    pub(crate) fn enter(&self, input: ToolExecutionInput, root_call_id: Option<String>) -> entry::Call {
+        entry::create(&self.registry, input, root_call_id)
+    }
+
+    /// Stages 2-3: pre-execute (with approval) and guards.
+    pub(crate) async fn prepare(&self, call: &entry::Call) -> Prepared {
+        let policy = prepare::PolicyTables { pre_execute: &self.pre_execute, approval: &self.approval, registry: &self.registry };
+        prepare::run(policy, call).await
+    }
+
+    /// Stage 4: the wrappers around the body.
+    pub(crate) async fn dispatch(&self, call: &entry::Call) -> Stage {
+        dispatch::run(&self.execute_wrappers, &self.registry, call).await
+    }
+
+    /// The commit of a dispatched or prepared result: post-execute for a `Post` result (upstream's
+    /// scheduler `finalize`), then finish (`finish`: the finalizer and `tools/result`).
+    pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
+        let result = match stage {
+            Stage::Final(result) => result,
+            Stage::Post(result) => match post_execute::run(&self.post_execute, &self.registry, call, result).await {
+                Ok(result) => replace_if_cancelled(call, result),
+                Err(failure) => ToolExecutionResult::from_failure(failure),
+            },
+        };
+        result::finish(&self.observers, &self.abort_reasons, call, result)
+    }
+
+    /// `Parallel` only when the definition the call would execute has a classifier returning exactly
+    /// `Ok(true)` (DSL tools: and the arguments are valid); everything else is `Exclusive`.
+    pub(crate) fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
+        let resolved = self.registry.resolve_execution(&input.name, input.agent.as_ref(), input.parent.is_some());
+        let Some(tool) = resolved else {
+            return ExecutionMode::Exclusive;
+        };
+        let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
+        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
+            return ExecutionMode::Exclusive;
+        }
+        match crate::callback::contain(|| classify(&input.arguments)) {
+            Ok(Ok(true)) => ExecutionMode::Parallel,
+            _ => ExecutionMode::Exclusive,
+        }
+    }
 }
 
 /// A caller cancellation replaces only a success: `ABORTED` once the body was invoked, else
@@ -103,39 +165,6 @@ pub(crate) fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResu
         ToolExecutionResult::aborted(contexts)
     } else {
         ToolExecutionResult::aborted_before_dispatch(contexts)
-    }
-}
-
-/// The message of a caught panic payload.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<unprintable thrown value>".to_owned()
-    }
-}
-
-/// Run a user callback, turning a panic into its message (a thrown error, in upstream's terms).
-pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
-}
-
-/// Polls a user future, turning a panic into its message. The future is polled to completion, never
-/// dropped early.
-pub(crate) struct Contained<'a, T>(pub(crate) BoxFuture<'a, T>);
-
-impl<T> Future for Contained<'_, T> {
-    type Output = Result<T, String>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let fut = self.0.as_mut();
-        match catch_unwind(AssertUnwindSafe(move || fut.poll(cx))) {
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
-        }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
 use crate::value::{dismantle, is_lossless, js_property_order};
 
-use super::contain;
+use crate::callback::contain;
 
 fn projection_failure(tool: &str, projector: &str, message: String) -> ToolFailure {
     ToolFailure::invalid_output(tool, &[format!("output.{projector} failed: {message}")])

@@ -9,19 +9,28 @@
 //!
 //! Spec: OUT-012, UNK-008, PIPE-008, CODE-006, POST-001..POST-009.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
+use crate::callback::Contained;
 use crate::error::ToolFailure;
-use crate::hooks::{PostNext, PostToolDecision};
+use crate::hooks::{HookList, PostExecuteListener, PostNext, PostToolDecision};
+use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
-use crate::runtime::Inner;
 
 use super::entry::Call;
-use super::{Contained, output};
+use super::output;
 
-/// Run the chain and apply its decision; `Err` is a thrown failure (the caller publishes it as is).
-pub(crate) async fn run(inner: &Inner, call: &Call, result: ToolExecutionResult) -> Result<ToolExecutionResult, ToolFailure> {
-    let chain = inner.post_execute.snapshot();
+/// Run a snapshot of `listeners` and apply its decision (a value replacement re-resolves the tool in
+/// `registry`); `Err` is a thrown failure (the caller publishes it as is).
+pub(crate) async fn run(
+    listeners: &HookList<Arc<dyn PostExecuteListener>>,
+    registry: &Registry,
+    call: &Call,
+    result: ToolExecutionResult,
+) -> Result<ToolExecutionResult, ToolFailure> {
+    let chain = listeners.snapshot();
     if !chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
         return Ok(result);
     }
@@ -30,7 +39,7 @@ pub(crate) async fn run(inner: &Inner, call: &Call, result: ToolExecutionResult)
         Ok(outcome) => outcome?,
         Err(panic) => return Err(ToolFailure::message(panic)),
     };
-    apply(inner, call, result, decision)
+    apply(registry, call, result, decision)
 }
 
 fn failure_message(feedback: &[Value]) -> String {
@@ -54,7 +63,7 @@ fn failure_message(feedback: &[Value]) -> String {
 }
 
 fn apply(
-    inner: &Inner,
+    registry: &Registry,
     call: &Call,
     mut result: ToolExecutionResult,
     decision: PostToolDecision,
@@ -74,7 +83,7 @@ fn apply(
                 return Err(ToolFailure::message("tools/post-execute cannot replace the value of a failed result"));
             }
             let exec = &call.exec;
-            let Some(tool) = inner.registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
+            let Some(tool) = registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
                 return Err(ToolFailure::unknown_tool(&exec.name));
             };
             let mut replaced = output::success(exec, &tool, value)?;

@@ -5,17 +5,20 @@
 //!
 //! Spec: PIPE-002..PIPE-004, PIPE-010, APPR-001..APPR-007.
 
-use crate::approval::{ApprovalOutcome, ApprovalRequest};
+use std::sync::Arc;
+
+use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
-use crate::hooks::{Next, PreToolDecision};
-use crate::runtime::Inner;
+use crate::callback::Contained;
+use crate::hooks::{HookList, Next, PreExecuteListener, PreToolDecision, Slot};
 
-use super::Contained;
-
-/// Run the chain; a panicking listener counts as a thrown failure.
-pub(crate) async fn run(inner: &Inner, exec: &ToolExecution) -> Result<PreToolDecision, ToolFailure> {
-    let chain = inner.pre_execute.snapshot();
+/// Run a snapshot of `listeners`; a panicking listener counts as a thrown failure.
+pub(crate) async fn run(
+    listeners: &HookList<Arc<dyn PreExecuteListener>>,
+    exec: &ToolExecution,
+) -> Result<PreToolDecision, ToolFailure> {
+    let chain = listeners.snapshot();
     if !chain.iter().any(|e| e.applies_to(exec.agent.as_ref())) {
         return Ok(PreToolDecision::Allow);
     }
@@ -26,15 +29,15 @@ pub(crate) async fn run(inner: &Inner, exec: &ToolExecution) -> Result<PreToolDe
     }
 }
 
-/// Service an `ask` through the mounted approval seam (read now), or degrade it to a denial. Returns the
-/// resolved decision and whether the approval itself was cancelled.
+/// Service an `ask` through the approval seam mounted in `approval` (read now), or degrade it to a denial.
+/// Returns the resolved decision and whether the approval itself was cancelled.
 pub(crate) async fn service_ask(
-    inner: &Inner,
+    approval: &Slot<Arc<dyn ApprovalSeam>>,
     exec: &ToolExecution,
     reason: Option<String>,
 ) -> Result<(PreToolDecision, bool), ToolFailure> {
     let deny = |reason: String| PreToolDecision::Deny { reason };
-    let Some(seam) = inner.approval() else {
+    let Some(seam) = approval.get() else {
         let reason = reason.unwrap_or_else(|| format!("tool \"{}\" requires approval (not yet supported)", exec.name));
         return Ok((deny(reason), false));
     };

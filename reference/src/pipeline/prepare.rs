@@ -9,15 +9,26 @@
 //!
 //! Spec: PIPE-001..PIPE-010, APPR-001, CODE-006, CODE-007.
 
-use crate::hooks::PreToolDecision;
+use std::sync::Arc;
+
+use crate::approval::ApprovalSeam;
+use crate::hooks::{HookList, PreExecuteListener, PreToolDecision, Slot};
+use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
-use crate::runtime::Inner;
 
 use super::entry::{Call, Collapse};
 use super::{Prepared, Stage, guards, pre_execute};
 
+/// What the stage reads besides the call: the pre-execute listeners, the approval mount point and the
+/// registry (for the guards).
+pub(crate) struct PolicyTables<'a> {
+    pub(crate) pre_execute: &'a HookList<Arc<dyn PreExecuteListener>>,
+    pub(crate) approval: &'a Slot<Arc<dyn ApprovalSeam>>,
+    pub(crate) registry: &'a Registry,
+}
+
 /// Run the stage.
-pub(crate) async fn run(inner: &Inner, call: &Call) -> Prepared {
+pub(crate) async fn run(policy: PolicyTables<'_>, call: &Call) -> Prepared {
     if call.snapshot_failed {
         return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(crate::error::ToolFailure::message(
             super::entry::LOSSY_ARGUMENTS,
@@ -33,12 +44,12 @@ pub(crate) async fn run(inner: &Inner, call: &Call) -> Prepared {
     if call.exec.signal.is_cancelled() {
         return Prepared::Done(Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
     }
-    let decision = match pre_execute::run(inner, &call.exec).await {
+    let decision = match pre_execute::run(policy.pre_execute, &call.exec).await {
         Ok(decision) => decision,
         Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
     };
     let (decision, approval_cancelled) = match decision {
-        PreToolDecision::Ask { reason } => match pre_execute::service_ask(inner, &call.exec, reason).await {
+        PreToolDecision::Ask { reason } => match pre_execute::service_ask(policy.approval, &call.exec, reason).await {
             Ok(resolved) => resolved,
             Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
         },
@@ -48,7 +59,7 @@ pub(crate) async fn run(inner: &Inner, call: &Call) -> Prepared {
         return Prepared::Done(Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
     }
     let denial = match decision {
-        PreToolDecision::Allow => match guards::reason(inner, &call.exec) {
+        PreToolDecision::Allow => match guards::reason(policy.registry, &call.exec) {
             Ok(reason) => reason,
             Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
         },

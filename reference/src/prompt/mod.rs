@@ -9,23 +9,22 @@
 //! Not modelled: prompt variables and `{{…}}` interpolation, dynamic contexts, complete sections, the
 //! `system-prompt/assemble` waterfall, change notifications.
 //!
-//! What dsh-tools contributes (the tool provider, `tools:code-only`, `tools:sdk`) is in [`contribution`].
+//! What dsh-tools contributes (the tool provider, `tools:code-only`, `tools:sdk`) is in
+//! [`crate::contribution`], a layer above: this service knows nothing of tools beyond their schemas.
 //!
 //! Spec: PROMPT-001..PROMPT-007.
 
-pub(crate) mod contribution;
+mod layers;
+mod order;
 
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use self::layers::Layers;
+use self::order::{order_tools, validate_tool_order};
 use crate::definition::ToolSchema;
 use crate::hooks::{HookGuard, next_id};
 use crate::scope::ScopeKey;
-
-pub use contribution::{
-    CODE_ONLY_INSTRUCTION, CODE_ONLY_SECTION, CODE_ONLY_SECTION_ORDER, SDK_LANGUAGES, SDK_SECTION, SDK_SECTION_ORDER,
-};
 
 /// The name of the fixed opener section.
 pub const HARNESS_IDENTITY_SECTION: &str = "harness:identity";
@@ -166,120 +165,6 @@ impl PromptConfig {
     /// The default configuration with an explicit tool order.
     pub fn with_tool_order(tool_order: Vec<String>) -> Self {
         Self { tool_order: Some(tool_order), ..Self::default() }
-    }
-}
-
-/// Upstream's load-time `toolOrder` check: no name twice, and the rest entry present.
-fn validate_tool_order(tool_order: &[String]) -> Result<(), PromptError> {
-    let mut seen = HashSet::new();
-    for name in tool_order {
-        if !seen.insert(name.as_str()) {
-            return Err(PromptError::new(format!("toolOrder lists \"{name}\" more than once")));
-        }
-    }
-    if !seen.contains(TOOL_ORDER_REST) {
-        return Err(PromptError::new(format!(
-            "toolOrder must contain the \"{TOOL_ORDER_REST}\" rest entry (where unlisted tools are inserted)"
-        )));
-    }
-    Ok(())
-}
-
-/// JavaScript's default string order (UTF-16 code units).
-fn cmp_js(a: &str, b: &str) -> std::cmp::Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        return a.cmp(b);
-    }
-    a.encode_utf16().cmp(b.encode_utf16())
-}
-
-/// Upstream `orderTools`: the reserved name is rejected; without a configured order, lexicographic;
-/// with one, every listed name must be known, listed tools take their position and the rest are inserted
-/// lexicographically at the rest entry.
-fn order_tools(
-    mut tools: Vec<ToolSchema>,
-    tool_order: Option<&[String]>,
-    known: &[String],
-) -> Result<Vec<ToolSchema>, PromptError> {
-    if tools.iter().any(|t| t.name == TOOL_ORDER_REST) {
-        return Err(PromptError::new(format!(
-            "tool provider returned reserved tool name \"{TOOL_ORDER_REST}\" (reserved for toolOrder's rest entry)"
-        )));
-    }
-    // A stable sort, as `Array.prototype.sort` is.
-    tools.sort_by(|a, b| cmp_js(&a.name, &b.name));
-    let Some(tool_order) = tool_order else { return Ok(tools) };
-    let known_set: HashSet<&str> = known.iter().map(String::as_str).collect();
-    let unknown: Vec<&String> =
-        tool_order.iter().filter(|n| n.as_str() != TOOL_ORDER_REST && !known_set.contains(n.as_str())).collect();
-    if !unknown.is_empty() {
-        let mut sorted: Vec<&str> = known_set.into_iter().collect();
-        sorted.sort_by(|a, b| cmp_js(a, b));
-        let listed = unknown.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
-        let known_text = if sorted.is_empty() { "(none)".to_owned() } else { sorted.join(", ") };
-        return Err(PromptError::new(format!(
-            "toolOrder lists unregistered tool{} {listed}; known tools: {known_text}",
-            if unknown.len() > 1 { "s" } else { "" }
-        )));
-    }
-    let listed: HashSet<&str> = tool_order.iter().map(String::as_str).collect();
-    let mut ordered = Vec::with_capacity(tools.len());
-    for name in tool_order {
-        if name == TOOL_ORDER_REST {
-            ordered.extend(tools.iter().filter(|t| !listed.contains(t.name.as_str())).cloned());
-        } else {
-            ordered.extend(tools.iter().filter(|t| &t.name == name).cloned());
-        }
-    }
-    Ok(ordered)
-}
-
-/// The registrations of one layer, each under its id, in registration order.
-#[derive(Default)]
-struct Layer {
-    sections: Vec<(u64, PromptSection)>,
-    providers: Vec<(u64, ToolProvider)>,
-}
-
-#[derive(Default)]
-struct Layers {
-    global: Layer,
-    scoped: HashMap<ScopeKey, Layer>,
-}
-
-impl Layers {
-    /// The layers an assembly for `scope` reads, global first, then the chain farthest first.
-    fn chain<'a>(&'a self, scope: Option<&'a ScopeKey>) -> Vec<&'a Layer> {
-        let mut out = vec![&self.global];
-        if let Some(scope) = scope {
-            let keys: Vec<&ScopeKey> = scope.chain().collect();
-            out.extend(keys.into_iter().rev().filter_map(|key| self.scoped.get(key)));
-        }
-        out
-    }
-
-    fn layer_mut(&mut self, scope: Option<&ScopeKey>) -> &mut Layer {
-        match scope {
-            None => &mut self.global,
-            Some(key) => self.scoped.entry(key.clone()).or_default(),
-        }
-    }
-
-    fn remove(&mut self, scope: Option<&ScopeKey>, id: u64) {
-        let layer = match scope {
-            None => &mut self.global,
-            Some(key) => match self.scoped.get_mut(key) {
-                Some(layer) => layer,
-                None => return,
-            },
-        };
-        layer.sections.retain(|(i, _)| *i != id);
-        layer.providers.retain(|(i, _)| *i != id);
-        if let Some(key) = scope {
-            if self.scoped.get(key).is_some_and(|l| l.sections.is_empty() && l.providers.is_empty()) {
-                self.scoped.remove(key);
-            }
-        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::RegisteredTool;
 use crate::hooks::FallibleGuardFn;
 use crate::presentation::ToolMode;
-use crate::registry::ToolFilter;
+use super::ToolFilter;
 
 /// A registered tool and the sequence number that orders it.
 pub(crate) struct ToolEntry {

@@ -61,7 +61,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{BindingFn, CodeBindingErrorClass, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse};
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 
 pub use super::ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
 

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::ledger::Ledger;
 use super::lossless::Intrinsics;
 use crate::code::RunSignal;
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 
 /// Why a run ended before its program settled. The first reason set wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 use crate::code::{
     CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse,
 };
-use crate::definition::BoxFuture;
+use crate::callback::BoxFuture;
 use crate::value::js_number_string;
 
 /// Upstream `MIN_OUTPUT_BYTES`: an empty logs array plus an empty JSON failure message.

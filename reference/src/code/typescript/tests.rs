@@ -36,7 +36,7 @@ fn tools() -> CodeBindingNamespace {
                     Box::pin(async move {
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                         Ok(a.unwrap_or(Value::Null))
-                    }) as crate::definition::BoxFuture<'static, Result<Value, String>>
+                    }) as crate::callback::BoxFuture<'static, Result<Value, String>>
                 }),
             ),
         ],

@@ -1,21 +1,24 @@
-//! What dsh-tools contributes to the system prompt (upstream `ToolRuntime`'s constructor and `presentAs`):
+//! What dsh-tools contributes to a [`SystemPrompt`] (upstream `ToolRuntime`'s constructor and `presentAs`):
 //! the tool-schema provider (`wireSchemas`: the tool list per presentation mode, with the names
 //! `toolOrder` may list), the `tools:code-only` section (order 99: the code collapse stated to the model)
 //! and the `tools:sdk` section (order 150: the SDK text of the mounted runtime's language). Both sections
 //! are registered globally when the config mode is not native and in a scope by a non-native
 //! `presentAs`; they render empty where they do not apply. Also the code-runtime requirement
-//! ([`require_code_runtime`]) with upstream's messages.
+//! (`require_code_runtime`) with upstream's messages, and what the SDK renderers consume for a scope.
+//!
+//! The layer just below the [`crate::ToolRuntime`] facade: it reads the registry and the code runtime
+//! mount point the facade hands it, through weak handles (the prompt service must not keep the runtime
+//! alive).
 //!
 //! Spec: PROMPT-008..PROMPT-017.
 
 use std::sync::{Arc, Weak};
 
-use super::{PromptError, PromptSection, SectionText, SystemPrompt, ToolProviderResult};
 use crate::code::CodeRuntime;
-use crate::hooks::HookGuard;
-use crate::presentation::{PresentAsError, ToolMode};
-use crate::registry::RUN_CODE_NAME;
-use crate::runtime::{Inner, ToolRuntime};
+use crate::hooks::{HookGuard, Slot};
+use crate::presentation::{PresentAsError, PresentAsErrorKind, RUN_CODE_NAME, ToolMode};
+use crate::prompt::{PromptError, PromptSection, SectionText, SystemPrompt, ToolProviderResult};
+use crate::registry::Registry;
 use crate::scope::ScopeKey;
 use crate::sdk::{SdkToolSchema, render_tools_sdk, render_tools_sdk_py};
 
@@ -67,30 +70,56 @@ pub(crate) fn require_code_runtime(
     Ok(runtime)
 }
 
-/// The runtime's side of the contributions: everything is read at assembly time through a weak handle
-/// (the prompt service must not keep the runtime alive).
+/// What the SDK renderers consume for `scope`: every tool `registry` shows it (presentation order, without
+/// `run_code`) with its parameter and output schemas (upstream `sdkSchemas`). Copies are made without
+/// recursion.
+pub(crate) fn sdk_schemas(registry: &Registry, scope: Option<&ScopeKey>) -> Vec<SdkToolSchema> {
+    registry
+        .visible(scope)
+        .into_iter()
+        .filter(|tool| tool.schema.name != RUN_CODE_NAME)
+        .map(|tool| SdkToolSchema {
+            name: tool.schema.name.clone(),
+            description: Some(tool.schema.description.clone()),
+            parameters: crate::value::deep_clone(&tool.schema.parameters),
+            output: Some(crate::value::deep_clone(&tool.output_schema)),
+        })
+        .collect()
+}
+
+/// A rejected prompt-section registration of a `presentAs` declaration, with the prompt service's message.
+fn present_as_error(error: PromptError) -> PresentAsError {
+    PresentAsError { kind: PresentAsErrorKind::Prompt, message: error.message }
+}
+
+/// The runtime's side of the contributions: everything is read at assembly time through weak handles.
 #[derive(Clone)]
 struct Tools {
-    runtime: Weak<Inner>,
+    registry: Weak<Registry>,
+    code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
 }
 
 impl Tools {
-    fn runtime(&self) -> Option<ToolRuntime> {
-        self.runtime.upgrade().map(ToolRuntime::from_inner)
+    fn registry(&self) -> Option<Arc<Registry>> {
+        self.registry.upgrade()
+    }
+
+    fn code_runtime(&self) -> Option<Arc<dyn CodeRuntime>> {
+        self.code_runtime.upgrade().and_then(|slot| slot.get())
     }
 
     /// Upstream `wireSchemas`: native — every visible schema, `toolOrder` may name any tool known before
     /// restrictions; code — only `run_code`, the only known name; both — every visible schema and
     /// `run_code`, the known names plus `run_code`. A non-native mode requires the code runtime.
     fn wire_schemas(&self, scope: Option<&ScopeKey>) -> Result<ToolProviderResult, PromptError> {
-        let Some(rt) = self.runtime() else { return Ok(ToolProviderResult::default()) };
-        let mode = rt.mode_for(scope);
-        let known = || rt.inner().registry.known_names(scope);
+        let Some(registry) = self.registry() else { return Ok(ToolProviderResult::default()) };
+        let mode = registry.mode_for(scope);
+        let known = || registry.known_names(scope);
         if mode == ToolMode::Native {
-            return Ok(ToolProviderResult { schemas: rt.schemas(scope), known_names: Some(known()) });
+            return Ok(ToolProviderResult { schemas: registry.schemas(scope), known_names: Some(known()) });
         }
-        require_code_runtime(rt.code_runtime(), mode)?;
-        let schemas = rt.schemas(scope);
+        require_code_runtime(self.code_runtime(), mode)?;
+        let schemas = registry.schemas(scope);
         if mode == ToolMode::Code {
             let schemas = schemas.into_iter().filter(|s| s.name == RUN_CODE_NAME).collect();
             return Ok(ToolProviderResult { schemas, known_names: Some(vec![RUN_CODE_NAME.to_owned()]) });
@@ -108,7 +137,7 @@ impl Tools {
             name: CODE_ONLY_SECTION.to_owned(),
             order: CODE_ONLY_SECTION_ORDER,
             text: SectionText::Dynamic(Arc::new(move |context| {
-                let code = tools.runtime().is_some_and(|rt| rt.mode_for(context.scope.as_ref()) == ToolMode::Code);
+                let code = tools.registry().is_some_and(|r| r.mode_for(context.scope.as_ref()) == ToolMode::Code);
                 Ok(if code { CODE_ONLY_INSTRUCTION.to_owned() } else { String::new() })
             })),
         }
@@ -122,17 +151,15 @@ impl Tools {
             name: SDK_SECTION.to_owned(),
             order: SDK_SECTION_ORDER,
             text: SectionText::Dynamic(Arc::new(move |context| {
-                let Some(rt) = tools.runtime() else { return Ok(String::new()) };
+                let Some(registry) = tools.registry() else { return Ok(String::new()) };
                 let scope = context.scope.as_ref();
-                let mode = rt.mode_for(scope);
+                let mode = registry.mode_for(scope);
                 if mode == ToolMode::Native {
                     return Ok(String::new());
                 }
-                let runtime = require_code_runtime(rt.code_runtime(), mode)?;
+                let runtime = require_code_runtime(tools.code_runtime(), mode)?;
                 let Some(render) = renderer(runtime.language()) else { return Ok(String::new()) };
-                let schemas: Vec<SdkToolSchema> =
-                    rt.sdk_schemas(scope).into_iter().filter(|s| s.name != RUN_CODE_NAME).collect();
-                Ok(render(&schemas))
+                Ok(render(&sdk_schemas(&registry, scope)))
             })),
         }
     }
@@ -147,9 +174,15 @@ pub(crate) struct ToolsPromptLink {
 }
 
 impl ToolsPromptLink {
-    /// Register the tool provider globally and, when `default_mode` is not native, the two sections.
-    pub(crate) fn attach(prompt: &SystemPrompt, runtime: Weak<Inner>, default_mode: ToolMode) -> Result<Self, PromptError> {
-        let tools = Tools { runtime };
+    /// Register the tool provider globally and, when `default_mode` is not native, the two sections; they
+    /// read `registry` and the code runtime mounted in `code_runtime` at each assembly.
+    pub(crate) fn attach(
+        prompt: &SystemPrompt,
+        registry: Weak<Registry>,
+        code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
+        default_mode: ToolMode,
+    ) -> Result<Self, PromptError> {
+        let tools = Tools { registry, code_runtime };
         let provider_tools = tools.clone();
         let mut global =
             vec![prompt.tools(None, Arc::new(move |context| provider_tools.wire_schemas(context.scope.as_ref())))];
@@ -166,8 +199,8 @@ impl ToolsPromptLink {
         if mode == ToolMode::Native {
             return Ok(declared);
         }
-        let collapse = self.prompt.section(Some(scope), self.tools.collapse_section()).map_err(PresentAsError::prompt)?;
-        let sdk = self.prompt.section(Some(scope), self.tools.sdk_section()).map_err(PresentAsError::prompt)?;
+        let collapse = self.prompt.section(Some(scope), self.tools.collapse_section()).map_err(present_as_error)?;
+        let sdk = self.prompt.section(Some(scope), self.tools.sdk_section()).map_err(present_as_error)?;
         Ok(HookGuard::new(move || {
             drop(sdk);
             drop(collapse);
@@ -185,9 +218,10 @@ impl ToolsPromptLink {
 mod tests {
     use super::*;
     use crate::code::{CodeRunRequest, CodeRunResult, CodeRuntimeMisuse};
-    use crate::definition::{BoxFuture, OutputDeclaration, Parameters, ToolDefinition};
-    use crate::prompt::{PromptConfig, PromptError};
-    use crate::runtime::ToolsConfig;
+    use crate::callback::BoxFuture;
+    use crate::definition::{OutputDeclaration, Parameters, ToolDefinition};
+    use crate::prompt::PromptConfig;
+    use crate::runtime::{ToolRuntime, ToolsConfig};
 
     struct Fake(&'static str);
 
