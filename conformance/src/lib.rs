@@ -8,6 +8,7 @@ pub mod diff;
 pub mod eventlog;
 pub mod features;
 pub mod fixture;
+pub mod instruction;
 pub mod json;
 pub mod listener;
 pub mod loader;
@@ -23,7 +24,8 @@ pub mod subject;
 pub mod yaml;
 
 pub use catalog::{Catalog, Rule};
-pub use fixture::{Instruction, Setup, ToolFixture};
+pub use fixture::{Setup, ToolFixture};
+pub use instruction::Instruction;
 pub use listener::{Hooks, Listener};
 pub use loader::{LoadError, LoadedScenario, Suite, load_suite};
 pub use scenario::{Action, Call, Expect, Scenario, ScenarioFile, Step};

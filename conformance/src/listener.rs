@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::fixture::{ContextSpec, Instruction, ThrowSpec};
+use crate::instruction::{ContextSpec, Instruction, ThrowSpec};
 
 /// `setup.hooks`: listeners registered at session start, kind by kind, in this order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -156,7 +156,7 @@ listener!(
     /// A guard.
     GuardListener {
         /// A reason to deny, or `null` for no opinion (the key is required).
-        #[serde(deserialize_with = "crate::fixture::nullable")]
+        #[serde(deserialize_with = "crate::instruction::nullable")]
         deny: Option<String>
     }
 );
@@ -327,7 +327,7 @@ pub struct AcceptSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Vec<Value>>,
     /// Replacement value (`null` is a value here).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::fixture::present")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::instruction::present")]
     pub value: Option<Value>,
     /// Added contexts.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::fixture::{Setup, present};
+use crate::fixture::Setup;
+use crate::instruction::present;
 use crate::listener::Listener;
 
 /// The default profile of scenarios and rules.

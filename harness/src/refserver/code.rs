@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::deep;
 use super::rpc::{Failure, SETUP_REJECTED};
-use super::session::Shared;
+use super::shared::Shared;
 
 /// The runtimes `setup.runtime` can mount (advertised as `capabilities.runtimes`).
 pub const RUNTIMES: &[&str] = &["typescript", "python"];

@@ -26,7 +26,7 @@ use super::fixtures::approval::FixtureApproval;
 use super::fixtures::{hooks, tool};
 use super::result;
 use super::rpc::{self, Failure, INVALID_STATE, Params, SETUP_REJECTED};
-use super::session::{CallTask, Shared};
+use super::shared::{CallTask, Shared};
 
 /// Something that keeps a registration alive; dropping it disposes it.
 enum Guard {

@@ -6,7 +6,12 @@
 //! `spec/README.md` are interpreted in [`engine`] and its helpers.
 //!
 //! # Module map
-//! - [`server`]: request dispatch and the session table; [`session`]: one session's requests and leaks.
+//! Requests flow one way: [`server`] → [`session`] → [`engine`] → [`fixtures`] and the [`code`] /
+//! [`result`] helpers, all over [`shared`].
+//!
+//! - [`server`]: request dispatch and the session table; [`session`]: one session's requests and leaks;
+//!   [`shared`]: what fixtures, call tasks and the session share (event exit, gates, calls, tokens, marks,
+//!   tasks).
 //! - [`outbox`]: event `seq`, `eventsThrough`, the single ordered exit; [`rpc`]: JSON-RPC envelopes.
 //! - [`gates`], [`calls`]: gates and started calls of a session; [`quiesce`]: answering only once the
 //!   session's tasks have run as far as they can.
@@ -51,6 +56,7 @@ pub mod runtime;
 pub mod schema;
 pub mod server;
 pub mod session;
+pub mod shared;
 pub mod subject;
 pub mod transcript;
 

@@ -1,0 +1,108 @@
+//! The instruction vocabulary tool fixtures and listeners share (`spec/README.md` § Instructions): one
+//! [`Instruction`] per step of a fixture's behaviour, the thrown-error form [`ThrowSpec`], additional
+//! contexts, and the serde helpers of the scenario types (the literal [`True`], keys whose `null` is
+//! meaningful). The bottom of the scenario model: `fixture.rs`, `listener.rs` and `scenario.rs` build on it.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// The literal `true`: the only value some single-key alternatives accept (`{ invalid: true }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct True;
+
+impl Serialize for True {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for True {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if bool::deserialize(d)? { Ok(True) } else { Err(D::Error::custom("expected `true`")) }
+    }
+}
+
+/// One instruction: a single-key mapping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Instruction {
+    /// Emit `{type: mark, label, callId}`.
+    Emit(String),
+    /// Wait until the gate is opened, ignoring the signal.
+    Wait(String),
+    /// Wait until the gate is opened or the signal aborts.
+    WaitOrAbort(String),
+    /// Wait until the signal aborts.
+    AwaitAbort(True),
+    /// Emit `{type: mark, label, callId, aborted}`.
+    EmitSignal(String),
+    /// Body only: `deferContext(context)`.
+    DeferContext(ContextSpec),
+    /// Body only: return this value and stop.
+    Return(Value),
+    /// Body only: return the argument at a dotted path (`""` = all arguments).
+    ReturnArgument(String),
+    /// Throw and stop.
+    Throw(ThrowSpec),
+}
+
+/// An additional context: `{ text, source? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSpec {
+    /// The context text.
+    pub text: String,
+    /// Its source label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// `deserialize_with` for a key whose `null` is meaningful: present (even `null`) is `Some`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `deserialize_with` for a required key that may be `null`.
+pub(crate) fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d)
+}
+
+/// A message to throw: `"text"` or `{ message, name? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThrowSpec {
+    /// A plain `Error` with this message.
+    Message(String),
+    /// An error with a message and optionally a `name`.
+    Error(ErrorSpec),
+}
+
+/// `{ message, name? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorSpec {
+    /// The error's message.
+    pub message: String,
+    /// The error's `name` (default `Error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ThrowSpec {
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            ThrowSpec::Message(m) => m,
+            ThrowSpec::Error(e) => &e.message,
+        }
+    }
+
+    /// The `name`, when given.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            ThrowSpec::Message(_) => None,
+            ThrowSpec::Error(e) => e.name.as_deref(),
+        }
+    }
+}
