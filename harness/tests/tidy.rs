@@ -1,13 +1,70 @@
 //! Conventions as tests: every `.rs` file starts with `//!`; every rule of `spec/rules` is cited by a
 //! scenario or a `corpus/validation` group, or marked `observable: false` with a reason; every rule id
-//! cited by a scenario, a corpus group or a `Spec:` line in code exists; no two rules share an id.
+//! cited by a scenario, a corpus group or a `Spec:` line in code exists; no two rules share an id; and
+//! the import layering of ARCHITECTURE.md's Architecture Invariant: `dsh-tools`'s top-level modules
+//! import only from lower layers ([`REFERENCE_LAYERS`]), and no crate has an import circle among the
+//! modules of one parent.
 
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "tidy/imports.rs"]
+mod imports;
+
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// `dsh-tools`'s layers, bottom first: a top-level module may import (through `crate::`) only modules of
+/// a lower layer — never one of its own layer, never a higher one, never an item through the crate root's
+/// re-exports. A new module goes into this table (ARCHITECTURE.md says why each layer sits where it does).
+const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
+    ("vocabulary", &["value", "scope", "callback", "presentation"]),
+    ("errors and calls", &["error", "execution"]),
+    ("results, schemas, SDK text", &["result", "schema", "sdk"]),
+    ("definitions", &["definition"]),
+    ("hooks and approval", &["hooks", "approval"]),
+    ("registry and prompt service", &["registry", "prompt"]),
+    ("pipeline stages", &["pipeline"]),
+    ("run_code transport and code runtimes", &["code"]),
+    ("prompt contribution", &["contribution"]),
+    ("facade", &["runtime"]),
+];
+
+/// Every import of a top-level module that breaks the layer table, and every top-level module the table
+/// does not place.
+fn layer_violations(graph: &imports::Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let layer_of = |module: &str| layers.iter().position(|(_, modules)| modules.contains(&module));
+    let mut problems = Vec::new();
+    for module in graph.children(&[]) {
+        if layer_of(&module).is_none() {
+            problems.push(format!("top-level module `{module}` is not in the layer table"));
+        }
+    }
+    for import in &graph.imports {
+        let (Some(from), Some(to)) = (import.from.first(), import.to.first()) else { continue };
+        if from == to {
+            continue;
+        }
+        let at = format!("{}:{}", import.file, import.line);
+        let path = import.to.join("::");
+        match (layer_of(from), layer_of(to)) {
+            (Some(a), Some(b)) if b >= a => problems.push(format!(
+                "{at}: `{from}` ({}) imports `crate::{path}` from `{to}` ({}), which is not a lower layer",
+                layers[a].0, layers[b].0
+            )),
+            (Some(_), None) if !graph.children(&[]).contains(to) => {
+                problems.push(format!("{at}: `{from}` imports `crate::{path}` through the crate root; name its module"))
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+fn crate_graph(krate: &str) -> imports::Graph {
+    imports::graph(&imports::sources(&Path::new(ROOT).join(krate).join("src"), Path::new(ROOT)))
+}
 
 /// Files under `dir` with extension `ext`, skipping build output, dependencies and VCS data.
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -102,7 +159,7 @@ fn scenario_citations() -> BTreeMap<String, Vec<String>> {
     );
     assert!(corpus.errors.is_empty(), "corpus/validation does not load: {:?}", corpus.errors);
     for group in &corpus.groups {
-        cited.entry(group.id.clone()).or_insert_with(Vec::new).extend(group.rules.iter().cloned());
+        cited.entry(group.id.clone()).or_default().extend(group.rules.iter().cloned());
     }
     cited
 }
@@ -163,4 +220,46 @@ fn every_cited_rule_exists() {
 #[test]
 fn rule_id_scanner_finds_ids() {
     assert_eq!(rule_ids_in("Spec: PIPE-004, REG-001; not x-001 or AB-12"), vec!["PIPE-004", "REG-001"]);
+}
+
+#[test]
+fn reference_modules_import_only_lower_layers() {
+    let problems = layer_violations(&crate_graph("reference"), REFERENCE_LAYERS);
+    assert!(problems.is_empty(), "{} layering problem(s):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let mut problems = Vec::new();
+    for krate in ["reference", "conformance", "harness"] {
+        let graph = crate_graph(krate);
+        assert!(graph.modules.len() > 10 && graph.imports.len() > 50, "{krate}: the scanner found too little");
+        problems.extend(graph.sibling_cycles().into_iter().map(|p| format!("{krate}: {p}")));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The checks catch what they are for: a back-edge added to the bottom layer, an import through the
+/// crate root, and a circle added between two conformance modules — in code, not in test-only items.
+#[test]
+fn a_deliberate_back_edge_or_circle_fails() {
+    let root = Path::new(ROOT);
+    let mut sources = imports::sources(&root.join("reference/src"), root);
+    let value = sources.iter_mut().find(|s| s.module == ["value"]).unwrap();
+    value.text.push_str("\n#[cfg(test)]\nuse crate::runtime::ToolsConfig;\nfn _f(_: crate::runtime::ToolRuntime) {}\n");
+    let lines = value.text.lines().count();
+    let scope = sources.iter_mut().find(|s| s.module == ["scope"]).unwrap();
+    scope.text.push_str("\nuse crate::ToolRuntime;\n");
+    let problems = layer_violations(&imports::graph(&sources), REFERENCE_LAYERS);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("reference/src/scope.rs:") && problems[0].contains("through the crate root"), "{problems:#?}");
+    assert!(problems[1].starts_with(&format!("reference/src/value.rs:{lines}: `value` (vocabulary) imports `crate::runtime::ToolRuntime`")), "{problems:#?}");
+
+    let mut sources = imports::sources(&root.join("conformance/src"), root);
+    assert!(imports::graph(&sources).sibling_cycles().is_empty());
+    let json = sources.iter_mut().find(|s| s.module == ["json"]).unwrap();
+    json.text.push_str("\nuse crate::{checker::{self, CheckOptions}};\n");
+    let cycles = imports::graph(&sources).sibling_cycles();
+    let direct = "import circle under crate root: checker → json (conformance/src/checker.rs:";
+    assert!(cycles.iter().any(|c| c.starts_with(direct) && c.contains("json → checker (conformance/src/json.rs:")), "{cycles:#?}");
 }
