@@ -1,9 +1,11 @@
-//! Finish: apply the content finalizer captured at entry (it may replace only content; its failure becomes
-//! the result, unfinalized), then notify `tools/result` observers — resolved now, registration order,
+//! Finish: materialize the result as lossless JSON (content, meta and contexts; a lossy one — holding
+//! `-0` — becomes the failure [`LOSSY_RESULT`]), apply the content finalizer captured at entry (it may
+//! replace only content; its failure becomes the result, unfinalized), materialize again (a lossy
+//! finalizer output becomes the same failure, not finalized a second time), then notify `tools/result` observers — resolved now, registration order,
 //! scoped observers only for their agent — exactly once with the final result, and return it. Observer
 //! panics are contained.
 //!
-//! Spec: PIPE-011, PIPE-012, UNK-009, FIN-001..FIN-005, FIN-008.
+//! Spec: PIPE-011, PIPE-012, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009.
 
 use crate::callback::contain;
 use crate::error::ToolFailure;
@@ -13,16 +15,39 @@ use crate::result::ToolExecutionResult;
 
 use super::entry::Call;
 
+/// The failure of a final result that is not lossless JSON (upstream's `materializeFinalResult`).
+pub(crate) const LOSSY_RESULT: &str = "tool result must be losslessly JSON-serializable";
+
+/// The result, or [`LOSSY_RESULT`] when its presentation (content, meta, contexts) is not lossless.
+fn materialize(result: ToolExecutionResult) -> ToolExecutionResult {
+    let (content, meta, contexts) = match &result {
+        ToolExecutionResult::Success { content, meta, additional_contexts, .. }
+        | ToolExecutionResult::Failure { content, meta, additional_contexts, .. } => (content, meta, additional_contexts),
+    };
+    let lossless = content.iter().chain(meta).chain(contexts).all(crate::value::is_lossless);
+    if lossless {
+        return result;
+    }
+    if let ToolExecutionResult::Success { value, .. } = result {
+        crate::value::dismantle(value);
+    }
+    ToolExecutionResult::from_failure(ToolFailure::message(LOSSY_RESULT))
+}
+
 /// Finalize content, forget the call's attached abort reason, and publish to a snapshot of `observers`.
 pub(crate) fn finish(
     observers: &HookList<ResultObserver>,
     abort_reasons: &AbortReasons,
     call: &Call,
-    mut result: ToolExecutionResult,
+    result: ToolExecutionResult,
 ) -> ToolExecutionResult {
+    let mut result = materialize(result);
     if let Some(finalize) = &call.finalizer {
         match contain(|| finalize(&call.exec, &result)) {
-            Ok(Ok(Some(content))) => *result.content_mut() = content,
+            Ok(Ok(Some(content))) => {
+                *result.content_mut() = content;
+                result = materialize(result);
+            }
             Ok(Ok(None)) => {}
             Ok(Err(failure)) => result = ToolExecutionResult::from_failure(failure),
             Err(panic) => result = ToolExecutionResult::from_failure(ToolFailure::message(panic)),
