@@ -111,6 +111,42 @@ pub(crate) fn push_js_number(out: &mut String, x: f64) {
     }
 }
 
+/// ECMAScript `String(v)` of a JSON value, as a template literal or `Array.prototype.join` prints it:
+/// numbers as JavaScript prints them, `null` as `null`, objects as `[object Object]`, arrays as their
+/// elements joined with `,` (a `null` element printing nothing, as `join` does). Iterative, so any depth
+/// is safe. What a block message or an abort reason prints as.
+pub fn js_string(value: &Value) -> String {
+    enum Work<'a> {
+        Value(&'a Value, bool),
+        Comma,
+    }
+    let mut out = String::new();
+    let mut stack = vec![Work::Value(value, false)];
+    while let Some(work) = stack.pop() {
+        match work {
+            Work::Comma => out.push(','),
+            Work::Value(Value::Null, in_array) => {
+                if !in_array {
+                    out.push_str("null");
+                }
+            }
+            Work::Value(Value::Bool(b), _) => out.push_str(if *b { "true" } else { "false" }),
+            Work::Value(Value::Number(n), _) => push_js_number(&mut out, js_f64(n)),
+            Work::Value(Value::String(s), _) => out.push_str(s),
+            Work::Value(Value::Object(_), _) => out.push_str("[object Object]"),
+            Work::Value(Value::Array(items), _) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push(Work::Value(item, true));
+                    if i > 0 {
+                        stack.push(Work::Comma);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// `JSON.stringify` of a scalar or an array of scalars (what enum/const diagnostics print).
 /// Containers nested deeper are printed by serde_json (never reached for asserted schemas).
 pub(crate) fn js_stringify_shallow(value: &Value) -> String {
@@ -363,6 +399,7 @@ impl TreeBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn js_number_formatting() {
@@ -380,6 +417,28 @@ mod tests {
         for (f, s) in cases {
             assert_eq!(js_number_string(f), s);
         }
+    }
+
+    #[test]
+    fn js_string_follows_ecmascript() {
+        let cases = [
+            (json!(null), "null"),
+            (json!(true), "true"),
+            (json!(2.0), "2"),
+            (json!(9007199254740993u64), "9007199254740992"),
+            (json!("s"), "s"),
+            (json!({"a": 1}), "[object Object]"),
+            (json!([1, null, [2, [3.5, "x"]], {"k": 1}, []]), "1,,2,3.5,x,[object Object],"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(js_string(&value), text, "{value}");
+        }
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(js_string(&deep), "1");
+        dismantle(deep);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::error::ToolFailure;
 use crate::hooks::{HookList, PostExecuteListener, PostNext, PostToolDecision};
 use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
+use crate::value::js_string;
 
 use super::entry::Call;
 use super::output;
@@ -42,24 +43,29 @@ pub(crate) async fn run(
     apply(registry, call, result, decision)
 }
 
-fn failure_message(feedback: &[Value]) -> String {
-    let text = feedback
-        .iter()
-        .map(|block| {
-            let ty = block.get("type").and_then(Value::as_str).unwrap_or("undefined");
-            if ty == "text" {
-                match block.get("text") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => "undefined".to_owned(),
-                }
-            } else {
-                format!("[{ty} content]")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if text.is_empty() { "tool result blocked by post-execute policy".to_owned() } else { text }
+/// Upstream's `failureMessageFromContent`, with JavaScript's conversions: each part's `text` when its
+/// `type` is `"text"` (a missing or `null` text joining as nothing), else `[<String(type)> content]`
+/// (`undefined` for a part that is no object or has no type); the parts joined with newlines; the default
+/// message when that is empty. A `null` part throws as reading a property of `null` does.
+fn failure_message(feedback: &[Value]) -> Result<String, ToolFailure> {
+    let mut parts = Vec::with_capacity(feedback.len());
+    for block in feedback {
+        let ty = match block {
+            Value::Object(members) => members.get("type"),
+            Value::Null => return Err(ToolFailure::message("Cannot read properties of null (reading 'type')")),
+            _ => None,
+        };
+        parts.push(match ty {
+            Some(Value::String(ty)) if ty == "text" => match block.get("text") {
+                None | Some(Value::Null) => String::new(),
+                Some(text) => js_string(text),
+            },
+            Some(ty) => format!("[{} content]", js_string(ty)),
+            None => "[undefined content]".to_owned(),
+        });
+    }
+    let text = parts.join("\n");
+    Ok(if text.is_empty() { "tool result blocked by post-execute policy".to_owned() } else { text })
 }
 
 fn apply(
@@ -70,7 +76,7 @@ fn apply(
 ) -> Result<ToolExecutionResult, ToolFailure> {
     match decision {
         PostToolDecision::Block { feedback, additional_contexts } => Ok(ToolExecutionResult::Failure {
-            error: ToolError { message: failure_message(&feedback), info: None },
+            error: ToolError { message: failure_message(&feedback)?, info: None },
             content: feedback,
             meta: None,
             additional_contexts,
