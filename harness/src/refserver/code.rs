@@ -109,22 +109,6 @@ fn call_json(kind: &str, call: &CodeDispatchStart) -> Value {
     ])
 }
 
-/// JavaScript's `String(value)` of a JSON value (an abort reason as the run reports it).
-pub fn js_string(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(_) => dsh_tools::code::render::render_json_value(value),
-        Value::Array(items) => items
-            .iter()
-            .map(|item| if item.is_null() { String::new() } else { js_string(item) })
-            .collect::<Vec<_>>()
-            .join(","),
-        Value::Object(_) => "[object Object]".to_owned(),
-    }
-}
-
 /// A deferred context that is a user message (the bridge defers an image-bearing sub-result's content
 /// that way) in the protocol's `{ text, source? }` shape, as the Node adapter reports it: the text blocks
 /// joined, the plugin name as `source`.

@@ -490,7 +490,7 @@ impl Engine {
     /// Attach `call/abort`'s reason to the call's execution before its signal is cancelled.
     pub fn note_abort_reason(&self, call_id: &str, reason: &Value) {
         if let Some(token) = self.shared.token(call_id) {
-            self.runtime.set_abort_reason(token, super::code::js_string(reason));
+            self.runtime.set_abort_reason(token, dsh_tools::value::js_string(reason));
         }
     }
 

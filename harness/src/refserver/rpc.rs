@@ -98,6 +98,11 @@ impl<'a> Params<'a> {
         self.0.and_then(|m| m.get(key)).filter(|v| !v.is_null())
     }
 
+    /// A field as sent, `null` included (where `null` is a value of its own, as an abort reason is).
+    pub fn present(&self, key: &str) -> Option<&'a Value> {
+        self.0.and_then(|m| m.get(key))
+    }
+
     /// A required field.
     pub fn req(&self, key: &str) -> Result<&'a Value, Failure> {
         self.get(key).ok_or_else(|| Failure::params(format!("missing `{key}`")))

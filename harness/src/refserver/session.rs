@@ -58,7 +58,8 @@ impl Session {
             }
             "call/abort" => {
                 let call_id = params.str("callId")?;
-                if let Some(reason) = params.get("reason") {
+                // `reason: null` aborts with the value null (JavaScript `abort(null)`), not without one.
+                if let Some(reason) = params.present("reason") {
                     self.engine.note_abort_reason(call_id, reason);
                 }
                 self.shared.calls.abort(call_id)?;
