@@ -209,8 +209,36 @@ pub(crate) fn array_index(key: &str) -> Option<u32> {
     if n < u64::from(u32::MAX) { u32::try_from(n).ok() } else { None }
 }
 
+/// The number a JavaScript snapshot holds in place of `n`, when it differs: JSON numbers are IEEE
+/// doubles there, so an integral float within ±2^53 (`2.0`) is the integer `2`, and an integer beyond
+/// ±2^53 is the double it rounds to (`9007199254740993` is `9007199254740992`). Negative zero is left
+/// to the lossless check.
+fn js_number(n: &Number) -> Option<Number> {
+    const SAFE: u64 = 1 << 53;
+    let rounded = |f: f64| -> Number {
+        // 2^64 and -2^63 bound the integers serde_json can hold exactly.
+        if f >= 0.0 && f < 18_446_744_073_709_551_616.0 {
+            Number::from(f as u64)
+        } else if f < 0.0 && f >= -9_223_372_036_854_775_808.0 {
+            Number::from(f as i64)
+        } else {
+            Number::from_f64(f).unwrap_or_else(|| Number::from(0))
+        }
+    };
+    if let Some(u) = n.as_u64() {
+        return (u > SAFE).then(|| rounded(u as f64));
+    }
+    if let Some(i) = n.as_i64() {
+        return (i.unsigned_abs() > SAFE).then(|| rounded(i as f64));
+    }
+    let f = n.as_f64()?;
+    let integral = f.fract() == 0.0 && f.abs() <= SAFE as f64 && !(f == 0.0 && f.is_sign_negative());
+    integral.then(|| rounded(f))
+}
+
 /// Reorder every object in place into JavaScript's own-property order (array-index keys ascending,
-/// then the rest in insertion order), which is the order a lossless JS snapshot exposes.
+/// then the rest in insertion order), which is the order a lossless JS snapshot exposes, and hold every
+/// number as JavaScript does (an IEEE double: `2.0` is `2`, integers beyond ±2^53 round).
 pub(crate) fn js_property_order(root: &mut Value) {
     let mut stack: Vec<&mut Value> = vec![root];
     while let Some(value) = stack.pop() {
@@ -236,6 +264,11 @@ pub(crate) fn js_property_order(root: &mut Value) {
                 stack.extend(map.values_mut());
             }
             Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Number(n) => {
+                if let Some(js) = js_number(n) {
+                    *n = js;
+                }
+            }
             _ => {}
         }
     }
@@ -439,6 +472,13 @@ mod tests {
         }
         assert_eq!(js_string(&deep), "1");
         dismantle(deep);
+    }
+
+    #[test]
+    fn snapshots_hold_javascript_numbers() {
+        let mut value = json!([2.0, 2.5, 9007199254740993u64, -9007199254740993i64, 9007199254740992u64, 1e300, 18446744073709551615u64, 0.0, -0.0]);
+        js_property_order(&mut value);
+        assert_eq!(value.to_string(), "[2,2.5,9007199254740992,-9007199254740992,9007199254740992,1e+300,1.8446744073709552e+19,0,-0.0]");
     }
 
     #[test]

@@ -35,6 +35,19 @@ pub fn dismantle(value: Value) {
 /// Writes compact JSON (byte-identical to `serde_json::to_writer`) iteratively. Stops with
 /// `Ok(false)` once `limit` bytes have been written (the output is then truncated mid-value).
 pub fn write_compact(out: &mut impl Write, value: &Value, limit: usize) -> io::Result<bool> {
+    write(out, value, limit, false)
+}
+
+/// `JSON.stringify` of a value of any depth: compact JSON with numbers as JavaScript prints them
+/// (`2`, `1e+21`), what a fixture's `render: json` or `render: text` shows the model.
+pub fn to_js_line(value: &Value) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write(&mut out, value, usize::MAX, true);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) -> io::Result<bool> {
     enum Frame<'a> {
         Value(&'a Value),
         Raw(&'static [u8]),
@@ -73,6 +86,9 @@ pub fn write_compact(out: &mut impl Write, value: &Value, limit: usize) -> io::R
                         stack.push(Frame::Raw(b","));
                     }
                 }
+            }
+            Frame::Value(number @ Value::Number(_)) if js_numbers => {
+                counter.write_all(dsh_tools::code::render::render_json_value(number).as_bytes())?;
             }
             Frame::Value(scalar) => serde_json::to_writer(&mut counter, scalar)?,
         }
