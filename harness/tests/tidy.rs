@@ -1,7 +1,7 @@
 //! Conventions as tests: every `.rs` file starts with `//!`; every rule of `spec/rules` is cited by a
 //! scenario or a `corpus/validation` group, or marked `observable: false` with a reason; every rule id
-//! cited by a scenario, a corpus group or a `Spec:` line in code exists; no two rules share an id; and
-//! the import layering of ARCHITECTURE.md's Architecture Invariant: `dsh-tools`'s top-level modules
+//! cited by a scenario, a corpus group, `spec/SEMANTICS.md` or a `Spec:` line in code exists; no two
+//! rules share an id; and the import layering of ARCHITECTURE.md's Architecture Invariant: `dsh-tools`'s top-level modules
 //! import only from lower layers ([`REFERENCE_LAYERS`]), and no crate has an import circle among the
 //! modules of one parent.
 
@@ -203,6 +203,15 @@ fn every_cited_rule_exists() {
     for (file, ids) in scenario_citations() {
         for id in ids.iter().filter(|id| !catalog.rules.contains_key(*id)) {
             problems.push(format!("{file}: cites unknown rule {id}"));
+        }
+    }
+    // spec/SEMANTICS.md is normative prose: every rule id it names must exist.
+    let semantics = Path::new(ROOT).join("spec/SEMANTICS.md");
+    let text = std::fs::read_to_string(&semantics).unwrap_or_default();
+    assert!(text.len() > 1000, "{} is missing or empty", rel(&semantics));
+    for (n, line) in text.lines().enumerate() {
+        for id in rule_ids_in(line).iter().filter(|id| !catalog.rules.contains_key(*id)) {
+            problems.push(format!("{}:{}: cites unknown rule {id}", rel(&semantics), n + 1));
         }
     }
     for path in files(Path::new(ROOT), "rs") {
