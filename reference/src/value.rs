@@ -179,17 +179,27 @@ pub(crate) fn js_stringify_shallow(value: &Value) -> String {
 /// Whether a value survives a lossless JSON snapshot: JSON text cannot carry negative zero, so a `-0.0`
 /// anywhere makes the value lossy (NaN and infinities cannot occur in a `serde_json::Value`).
 pub fn is_lossless(root: &Value) -> bool {
-    let mut stack = vec![root];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Number(n)
-                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64() =>
-            {
-                return false;
+    fn negative_zero(n: &Number) -> bool {
+        n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64()
+    }
+    // Scalars are checked where they stand; only nested containers are stacked, so a flat value (a
+    // content block, most arguments) is checked without allocating.
+    let mut stack: Vec<&Value> = Vec::new();
+    let mut next = Some(root);
+    while let Some(value) = next.take().or_else(|| stack.pop()) {
+        let members: &mut dyn Iterator<Item = &Value> = match value {
+            // Only the root can be a scalar here: members that are scalars are checked below.
+            Value::Number(n) if negative_zero(n) => return false,
+            Value::Array(items) => &mut items.iter(),
+            Value::Object(map) => &mut map.values(),
+            _ => continue,
+        };
+        for member in members {
+            match member {
+                Value::Number(n) if negative_zero(n) => return false,
+                Value::Array(_) | Value::Object(_) => stack.push(member),
+                _ => {}
             }
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.values()),
-            _ => {}
         }
     }
     true
@@ -472,6 +482,16 @@ mod tests {
         }
         assert_eq!(js_string(&deep), "1");
         dismantle(deep);
+    }
+
+    #[test]
+    fn negative_zero_is_found_at_any_position() {
+        for lossy in [json!(-0.0), json!([1, -0.0]), json!({"a": {"b": [2, {"c": -0.0}]}}), json!([[[[-0.0]]]])] {
+            assert!(!is_lossless(&lossy), "{lossy}");
+        }
+        for fine in [json!(0.0), json!(0), json!({"a": [0, 1.5, "x", null, {"b": -1}]}), json!([])] {
+            assert!(is_lossless(&fine), "{fine}");
+        }
     }
 
     #[test]
