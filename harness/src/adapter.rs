@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub mod lines;
 mod process;
-mod wire;
+pub mod wire;
 
 pub use process::kill_all;
 pub use wire::PROTOCOL_VERSION;
