@@ -75,12 +75,17 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
+/// Files found: (full path, path relative to the root).
+pub type Found = Vec<(PathBuf, PathBuf)>;
+/// Entries that cannot be used: (path relative to the root, why).
+pub type Refused = Vec<(PathBuf, FileError)>;
+
 /// Files under `root/dir` (only its top level unless `recursive`) whose extension is `ext`, sorted by
 /// path relative to `root`, as (full path, relative path). Problems come back as (relative path, error):
 /// a directory that cannot be listed, a link loop, a dangling link, a file with the extension that is
 /// not a regular file, and a file named `.<alt>` for each of `refused` (e.g. `.yml` for `.yaml`). A
 /// missing top directory is no error (no files). Names starting with `.` are left out.
-pub fn list(root: &Path, dir: &str, ext: &str, recursive: bool, refused: &[&str]) -> (Vec<(PathBuf, PathBuf)>, Vec<(PathBuf, FileError)>) {
+pub fn list(root: &Path, dir: &str, ext: &str, recursive: bool, refused: &[&str]) -> (Found, Refused) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashSet<(u64, u64)> = HashSet::new();

@@ -41,7 +41,7 @@ fn main() -> ExitCode {
                 }
                 None => (in_process(), "in-process".to_owned()),
             };
-            run::run(opts, factory, &subject)
+            run::run(*opts, factory, &subject)
         }
     }
 }

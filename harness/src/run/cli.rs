@@ -55,7 +55,7 @@ pub enum Command {
     /// Print `USAGE`.
     Help,
     /// Run the suite.
-    Run(RunOptions),
+    Run(Box<RunOptions>),
     /// Print (or splice into a file) the conformance matrix of some reports.
     Matrix {
         /// The JSON Lines reports.
@@ -132,7 +132,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
         }
     }
     let libtest = libtest_mimic::Arguments::from_iter(rest);
-    Ok(Command::Run(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given }))
+    Ok(Command::Run(Box::new(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given })))
 }
 
 fn parse_matrix(args: &[String]) -> Result<Command, String> {
