@@ -87,9 +87,14 @@ fn named_paths_must_exist_and_a_run_must_plan_something() {
         (vec!["--adapter", &adapter, "--spec", spec_s, "--expectations", missing], "--expectations"),
         (vec!["--adapter", &adapter, "--spec", spec_s, "--exact", "no-such-trial"], "nothing to run"),
     ] {
+        let report_path = dir.join("report.jsonl");
+        std::fs::write(&report_path, "stale\n").unwrap();
+        let args = [&args[..], &["--report", report_path.to_str().unwrap()]].concat();
         let out = run(&dir, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.log());
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.log());
+        let footer = read_report(&report_path).footer.unwrap();
+        assert!(footer["complete"] == false && footer["aborted"].as_str().unwrap_or("").contains(needle), "{footer}");
     }
     // In-process with the default corpora: a spec directory that does not exist is no empty green run.
     let out = run(&dir, &["--spec", missing]);

@@ -4,9 +4,10 @@
 //! exactly when no outcome was unexpected.
 //!
 //! # Order
-//! 1. Install the SIGINT/SIGTERM handler (`interrupt.rs`); check that every named path exists (`--spec`,
-//!    an explicit `--corpus`, `--sdk-corpus`, `--expectations`): one that does not is exit status 2.
-//! 2. Create (truncate) the report, so no stale report survives; a report that cannot be written is exit 2.
+//! 1. Install the SIGINT/SIGTERM handler (`interrupt.rs`); create (truncate) the report, so no stale report
+//!    survives; a report that cannot be created is exit status 2.
+//! 2. Check that every named path exists (`--spec`, an explicit `--corpus`, `--sdk-corpus`,
+//!    `--expectations`): one that does not is exit status 2, with a report footer saying why.
 //! 3. Load the spec; files with errors become trials.
 //! 4. Start one subject and `initialize` it: a failure or a protocol major-version mismatch ends the run
 //!    at once with one message (exit status 2) and a report footer saying why.
@@ -54,10 +55,6 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         eprintln!("dsh-harness: cannot install the SIGINT/SIGTERM handler: {e}");
         return ExitCode::from(2);
     }
-    if let Err(e) = check_paths(&opts) {
-        eprintln!("dsh-harness: {e}; nothing was run");
-        return ExitCode::from(2);
-    }
     let listing = opts.libtest.list;
     let report = match Report::create(if listing { None } else { opts.report.as_deref() }) {
         Ok(report) => Arc::new(report),
@@ -68,6 +65,12 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         }
     };
     interrupt::watch(&report, 0, started);
+    if let Err(e) = check_paths(&opts) {
+        report.header(None, subject, &opts.spec, opts.expectations.as_deref());
+        report.abort(0, started.elapsed(), &format!("{e}; nothing was run"));
+        eprintln!("dsh-harness: {e}; nothing was run");
+        return ExitCode::from(2);
+    }
     let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
     let sdk = opts.sdk_corpus.clone().unwrap_or_else(|| suite::default_sdk_corpus(&opts.spec));
     let suite = suite::load(&opts.spec, &corpus, &sdk);
