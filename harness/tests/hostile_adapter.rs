@@ -159,6 +159,7 @@ fn restarts_that_keep_failing_trip_the_breaker() {
     let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[("FAKE_INIT_HANG", "1")]);
     assert_eq!(out.status.code(), Some(101), "{}", out.log());
     assert_eq!(report.outcome("a-hang"), "TIMEOUT");
+    assert!(report.message("b0-ok").contains("waiting for a licence server"), "a restart's stderr is shown: {}", short(report.message("b0-ok")));
     let starts = pids(&dir.join("starts")).len();
     assert_eq!(starts, 4, "the first start and three failed restarts, then no more: {:?}", report.labels());
     for i in 3..6 {

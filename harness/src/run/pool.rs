@@ -55,42 +55,41 @@ impl Pool {
         Ok((pool, info))
     }
 
-    /// An initialized subject ready for a session; fails at once once the breaker has tripped.
-    pub fn lease(&self) -> Result<Lease, SubjectError> {
+    /// An initialized subject ready for a session; fails at once once the breaker has tripped. A failure
+    /// comes with the subject's stderr tail (empty when none).
+    pub fn lease(&self) -> Result<Lease, (SubjectError, String)> {
         let (failed, last) = self.failures.lock().map(|f| f.clone()).unwrap_or_default();
         if failed >= BREAKER {
-            return Err(SubjectError::Protocol {
-                message: format!(
-                    "not run: the adapter failed to restart {failed} times in a row, so the harness stopped restarting it; last failure: {last}"
-                ),
-            });
+            let message = format!(
+                "not run: the adapter failed to restart {failed} times in a row, so the harness stopped restarting it; last failure: {last}"
+            );
+            return Err((SubjectError::Protocol { message }, String::new()));
         }
         let leased = self.try_lease();
         if let Ok(mut failures) = self.failures.lock() {
             match &leased {
                 Ok(_) => *failures = (0, String::new()),
-                Err(e) => *failures = (failures.0 + 1, describe(e)),
+                Err((e, _)) => *failures = (failures.0 + 1, describe(e)),
             }
         }
         leased
     }
 
-    fn try_lease(&self) -> Result<Lease, SubjectError> {
+    fn try_lease(&self) -> Result<Lease, (SubjectError, String)> {
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         let mut lease = match idle {
             Some(lease) => lease,
-            None => Lease { subject: (self.factory)()?, needs_restart: false, needs_init: true },
+            None => Lease { subject: (self.factory)().map_err(|e| (e, String::new()))?, needs_restart: false, needs_init: true },
         };
         if lease.needs_restart {
-            lease.subject.restart()?;
+            lease.subject.restart().map_err(|e| (e, String::new()))?;
             lease.needs_init = true;
         }
         if lease.needs_init {
-            let info = lease.subject.initialize()?;
+            let info = lease.subject.initialize().map_err(|e| (e, lease.subject.stderr_tail()))?;
             if major(&info.protocol_version) != self.expected_major {
-                return Err(SubjectError::Protocol {
-                    message: format!("restarted adapter speaks protocol {}", info.protocol_version),
-                });
+                let message = format!("restarted adapter speaks protocol {}", info.protocol_version);
+                return Err((SubjectError::Protocol { message }, String::new()));
             }
             lease.needs_restart = false;
             lease.needs_init = false;

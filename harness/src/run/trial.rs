@@ -148,7 +148,13 @@ fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
 fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
     let mut lease = match ctx.pool.lease() {
         Ok(lease) => lease,
-        Err(e) => return suite::subject_error(e, "initialize (adapter restart)"),
+        Err((e, stderr_tail)) => {
+            let mut verdict = suite::subject_error(e, "initialize (adapter restart)");
+            if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(&stderr_tail) {
+                verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
+            }
+            return verdict;
+        }
     };
     let _stale = lease.subject.take_transcript();
     ctx.blame(lease.subject.take_strays());
