@@ -156,7 +156,8 @@ impl Run<'_> {
         let reply = match self.subject.request(method, request.params, self.opts.step_timeout) {
             Ok(r) => r,
             Err(SubjectError::Timeout { .. }) => {
-                return Err(Stop { outcome: Outcome::Timeout { step: format!("{ctx}: {method}") }, restart: true });
+                let stderr_tail = self.subject.stderr_tail();
+                return Err(Stop { outcome: Outcome::Timeout { step: format!("{ctx}: {method}"), stderr_tail }, restart: true });
             }
             Err(SubjectError::Crash { status, stderr_tail }) => {
                 return Err(Stop { outcome: Outcome::Crash { status, stderr_tail }, restart: true });

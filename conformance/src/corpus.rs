@@ -89,7 +89,9 @@ pub struct Corpus {
 /// Rule ids are checked against `catalog` when it has any rule of the cited area.
 pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> Corpus {
     let mut corpus = Corpus::default();
-    for path in json_files(dir) {
+    let (paths, problems) = json_files(dir, display);
+    corpus.errors.extend(problems);
+    for path in paths {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let shown = format!("{display}/{stem}.json");
         let error = |field: String, message: String| LoadError {
@@ -99,10 +101,10 @@ pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalo
             field,
             message,
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::loader::read_file(Path::new(&shown), &path) {
             Ok(t) => t,
             Err(e) => {
-                corpus.errors.push(error(String::new(), format!("cannot read: {e}")));
+                corpus.errors.push(e);
                 continue;
             }
         };
@@ -135,13 +137,15 @@ pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalo
     corpus
 }
 
-/// The `*.json` files of `dir`, sorted (none when it cannot be read).
-pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
-    files
+/// The `*.json` files of `dir`, sorted (none when it does not exist), and the entries that cannot be
+/// used (`files::list`: not regular files, dangling links), as errors under `display`.
+pub(crate) fn json_files(dir: &Path, display: &str) -> (Vec<PathBuf>, Vec<LoadError>) {
+    let (files, problems) = crate::files::list(dir, "", "json", false, &[]);
+    let errors = problems
+        .into_iter()
+        .map(|(rel, e)| LoadError { file: Path::new(display).join(rel), line: e.line, column: e.column, field: String::new(), message: e.message })
+        .collect();
+    (files.into_iter().map(|(full, _)| full).collect(), errors)
 }
 
 fn slug(text: &str) -> String {

@@ -1,11 +1,27 @@
 //! A line diff of two pretty-printed JSON texts, for FAIL messages: `-` expected, `+` actual, with a
 //! few lines of context (longest common subsequence; falls back to both texts when they are large).
+//! Both the number of lines and the length of each are capped, so a 200 MB string value costs a FAIL
+//! message a few hundred bytes, not 200 MB.
 
 const CONTEXT: usize = 3;
 /// Above this many line pairs the LCS table is not built.
 const MAX_CELLS: usize = 4_000_000;
 /// Lines shown at most.
 const MAX_LINES: usize = 200;
+/// Bytes of one line shown at most; the rest is elided with its length.
+pub const MAX_LINE_LEN: usize = 400;
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how much was left out.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..at], text.len() - at)
+}
 
 /// `--- expected` / `+++ actual` and the differing lines with context.
 pub fn unified(expected: &str, actual: &str) -> String {
@@ -64,7 +80,7 @@ fn push_capped(out: &mut String, lines: impl Iterator<Item = String>) {
             out.push_str("... (diff truncated)\n");
             break;
         }
-        out.push_str(&line);
+        out.push_str(&cut(&line, MAX_LINE_LEN));
         out.push('\n');
     }
 }
@@ -72,6 +88,12 @@ fn push_capped(out: &mut String, lines: impl Iterator<Item = String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_are_cut() {
+        let d = unified("\"a\"", &format!("\"{}\"", "x".repeat(10_000)));
+        assert!(d.len() < 1000 && d.contains("more bytes)"), "{d}");
+    }
 
     #[test]
     fn shows_changed_lines_with_context() {

@@ -1,6 +1,7 @@
 //! The session's event stream as the checker sees it: every `event` notification is validated, must
 //! belong to the session and must carry the next `seq` (from 1, no gaps, no duplicates); a response's
-//! `eventsThrough` must not name an event that has not arrived. Any breach is `ERROR(adapter)`.
+//! `eventsThrough` must name exactly the last event that arrived before it: not one that has not arrived,
+//! and not less than those that did (they were sent before it). Any breach is `ERROR(adapter)`.
 //! Events wait here until the next `events` step takes them.
 
 use serde_json::Value;
@@ -70,6 +71,12 @@ impl EventLog {
         if through > self.last_seq {
             return Err(format!(
                 "{method} answered eventsThrough {through}, but only events up to seq {} arrived before it",
+                self.last_seq
+            ));
+        }
+        if through < self.last_seq {
+            return Err(format!(
+                "{method} answered eventsThrough {through}, but events up to seq {} arrived before it (so were sent before it)",
                 self.last_seq
             ));
         }

@@ -7,6 +7,7 @@ pub mod corpus;
 pub mod diff;
 pub mod eventlog;
 pub mod features;
+pub mod files;
 pub mod fixture;
 pub mod instruction;
 pub mod json;

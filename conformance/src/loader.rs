@@ -2,7 +2,9 @@
 //! in sorted path order. Each file is parsed (`yaml`), validated against its JSON Schema, deserialized,
 //! then cross-checked (unknown rule ids, duplicate scenario or rule ids). Every problem is a
 //! [`LoadError`] with file, line, column and field; a bad file never stops the others, and a file with
-//! any error contributes no scenario (the harness turns it into one `ERROR(scenario)` trial).
+//! any error contributes no scenario (the harness turns it into one `ERROR(scenario)` trial). Files are
+//! found and read through `files.rs` (links followed, FIFOs, devices and oversized files refused). A
+//! scenario citing a rule that is unknown because a rules file did not load says so, naming that file.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -84,30 +86,57 @@ pub fn load_suite(spec_root: &Path) -> Suite {
     let mut suite = Suite::default();
     let mut first_rule: BTreeMap<String, (PathBuf, usize, usize)> = BTreeMap::new();
 
+    let mut broken_rules: Vec<String> = Vec::new();
     for (path, rel) in list_yaml(spec_root, "rules", false, &mut suite.errors, &display_root) {
         let file = display_root.join(&rel);
-        match std::fs::read_to_string(&path) {
+        let before = suite.errors.len();
+        match read_file(&file, &path) {
             Ok(text) => load_rules_text(&file, &text, &mut suite.catalog, &mut first_rule, &mut suite.errors),
-            Err(e) => suite.errors.push(whole_file(&file, format!("cannot read: {e}"))),
+            Err(e) => suite.errors.push(e),
+        }
+        if suite.errors.len() > before {
+            broken_rules.push(file.display().to_string());
         }
     }
 
     let mut first_scenario: BTreeMap<String, (PathBuf, usize, usize)> = BTreeMap::new();
     for (path, rel) in list_yaml(spec_root, "scenarios", true, &mut suite.errors, &display_root) {
         let file = display_root.join(&rel);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_file(&file, &path) {
             Ok(t) => t,
             Err(e) => {
-                suite.errors.push(whole_file(&file, format!("cannot read: {e}")));
+                suite.errors.push(e);
                 continue;
             }
         };
         match load_scenarios_text(&file, &text, &suite.catalog, &mut first_scenario) {
             Ok(loaded) => suite.scenarios.extend(loaded),
-            Err(errors) => suite.errors.extend(errors),
+            Err(mut errors) => {
+                if !broken_rules.is_empty() {
+                    for e in errors.iter_mut().filter(|e| e.message.starts_with("unknown rule id")) {
+                        e.message = format!(
+                            "{} (it may be defined in {}, which did not load: fix that file first)",
+                            e.message,
+                            broken_rules.join(", ")
+                        );
+                    }
+                }
+                suite.errors.extend(errors);
+            }
         }
     }
     suite
+}
+
+/// Reads one spec file (`files::read_text`), an error naming `file` (its display path).
+pub fn read_file(file: &Path, path: &Path) -> Result<String, LoadError> {
+    crate::files::read_text(path).map_err(|e| LoadError {
+        file: file.to_path_buf(),
+        line: e.line,
+        column: e.column,
+        field: String::new(),
+        message: e.message,
+    })
 }
 
 /// Parses, validates and checks one scenario file. `seen` holds the ids accepted so far (with where);
@@ -297,39 +326,12 @@ fn whole_file(file: &Path, message: String) -> LoadError {
     LoadError { file: file.to_path_buf(), line: 1, column: 1, field: String::new(), message }
 }
 
-/// Lists `root/dir/**.yaml` (or only the top level), sorted, as (full path, path relative to root).
-/// A `.yml` file is an error rather than silently skipped.
+/// Lists `root/dir/**.yaml` (or only the top level), sorted, as (full path, path relative to root)
+/// (`files::list`); a `.yml` file, a FIFO, a link loop and the like are errors rather than silently skipped.
 fn list_yaml(root: &Path, dir: &str, recursive: bool, errors: &mut Vec<LoadError>, display_root: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let mut out = Vec::new();
-    let mut stack = vec![PathBuf::from(dir)];
-    while let Some(rel_dir) = stack.pop() {
-        let entries = match std::fs::read_dir(root.join(&rel_dir)) {
-            Ok(e) => e,
-            Err(e) => {
-                if e.kind() != std::io::ErrorKind::NotFound || rel_dir != Path::new(dir) {
-                    errors.push(whole_file(&display_root.join(&rel_dir), format!("cannot list: {e}")));
-                }
-                continue;
-            }
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let rel = rel_dir.join(&name);
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if name.to_string_lossy().starts_with('.') {
-                continue;
-            }
-            if is_dir {
-                if recursive {
-                    stack.push(rel);
-                }
-            } else if rel.extension().is_some_and(|e| e == "yaml") {
-                out.push((root.join(&rel), rel));
-            } else if rel.extension().is_some_and(|e| e == "yml") {
-                errors.push(whole_file(&display_root.join(&rel), "spec files end in .yaml, not .yml".into()));
-            }
-        }
+    let (files, problems) = crate::files::list(root, dir, "yaml", recursive, &["yml"]);
+    for (rel, e) in problems {
+        errors.push(LoadError { file: display_root.join(rel), line: e.line, column: e.column, field: String::new(), message: e.message });
     }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    out
+    files
 }

@@ -75,7 +75,7 @@ fn kind(v: &Value) -> &'static str {
 fn short(v: &Value) -> String {
     match v {
         Value::Array(_) | Value::Object(_) => kind(v).to_string(),
-        scalar => json::write(scalar, false),
+        scalar => crate::diff::cut(&json::write(scalar, false), crate::diff::MAX_LINE_LEN),
     }
 }
 

@@ -39,12 +39,12 @@ pub struct Header {
     pub schema: u32,
     /// The suite that produced the report.
     pub suite: SuiteInfo,
-    /// The protocol version the implementation answered `initialize` with.
-    pub protocol_version: String,
-    /// The implementation under test.
-    pub implementation: Implementation,
-    /// What it declared.
-    pub capabilities: Capabilities,
+    /// The protocol version the implementation answered `initialize` with (`null` when it did not).
+    pub protocol_version: Option<String>,
+    /// The implementation under test (`null` when `initialize` failed: the footer says why).
+    pub implementation: Option<Implementation>,
+    /// What it declared (`null` when `initialize` failed).
+    pub capabilities: Option<Capabilities>,
     /// How it was reached: `in-process`, or `adapter: <command line>`.
     pub subject: String,
     /// The spec directory the scenarios were loaded from.
@@ -90,25 +90,26 @@ pub struct Capabilities {
 }
 
 impl Header {
-    /// A header for a subject; `started_at` (Unix seconds) is supplied by the caller.
-    pub fn new(info: &SubjectInfo, subject: &str, spec: &str, expectations: Option<&str>, started_at: u64) -> Header {
+    /// A header for a subject (`None` when it did not initialize); `started_at` (Unix seconds) is supplied
+    /// by the caller.
+    pub fn new(info: Option<&SubjectInfo>, subject: &str, spec: &str, expectations: Option<&str>, started_at: u64) -> Header {
         Header {
             schema: SCHEMA,
             suite: SuiteInfo {
                 name: crate::protocol::SUITE_NAME.to_string(),
                 version: crate::protocol::SUITE_VERSION.to_string(),
             },
-            protocol_version: info.protocol_version.clone(),
-            implementation: Implementation {
+            protocol_version: info.map(|i| i.protocol_version.clone()),
+            implementation: info.map(|info| Implementation {
                 name: info.name.clone(),
                 version: info.version.clone(),
                 language: info.language.clone(),
-            },
-            capabilities: Capabilities {
+            }),
+            capabilities: info.map(|info| Capabilities {
                 profiles: info.profiles.clone(),
                 features: info.features.clone(),
                 runtimes: info.runtimes.clone(),
-            },
+            }),
             subject: subject.to_string(),
             spec: spec.to_string(),
             expectations: expectations.map(str::to_string),
@@ -170,8 +171,12 @@ pub struct Footer {
     pub planned: usize,
     /// Trials that produced a record.
     pub executed: usize,
-    /// Whether every planned trial was executed.
+    /// Whether every planned trial was executed and the run was not cut short.
     pub complete: bool,
+    /// Why the run stopped before its trials were all executed (`initialize` failed, a protocol version
+    /// mismatch, nothing planned, an interruption by SIGINT or SIGTERM); absent for a run that went through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
     /// Trials per outcome, in `OutcomeName::ALL` order; outcomes that did not occur are left out.
     pub counts: BTreeMap<OutcomeName, usize>,
     /// Wall time of the whole run in milliseconds.
@@ -183,7 +188,12 @@ impl Footer {
     pub fn new(planned: usize, mut counts: BTreeMap<OutcomeName, usize>, duration_ms: u64) -> Footer {
         counts.retain(|_, n| *n > 0);
         let executed = counts.values().sum();
-        Footer { planned, executed, complete: executed == planned, counts, duration_ms }
+        Footer { planned, executed, complete: executed == planned, aborted: None, counts, duration_ms }
+    }
+
+    /// The footer of a run cut short for `reason`: never complete.
+    pub fn aborted(planned: usize, counts: BTreeMap<OutcomeName, usize>, duration_ms: u64, reason: String) -> Footer {
+        Footer { complete: false, aborted: Some(reason), ..Footer::new(planned, counts, duration_ms) }
     }
 }
 
@@ -261,7 +271,7 @@ mod tests {
             features: vec![],
             runtimes: vec![],
         };
-        let header = ReportLine::Header(Header::new(&info, "in-process", "spec", None, 5));
+        let header = ReportLine::Header(Header::new(Some(&info), "in-process", "spec", None, 5));
         let line = header.to_line();
         assert!(line.starts_with(r#"{"type":"header","schema":1,"suite":{"name":"dsh-conformance","version":"#), "{line}");
         assert!(line.ends_with(r#","subject":"in-process","spec":"spec","expectations":null,"startedAt":5}"#), "{line}");

@@ -56,7 +56,9 @@ pub struct SdkCorpus {
 /// are checked against `catalog` when it has any rule of the cited area.
 pub fn load_sdk_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> SdkCorpus {
     let mut corpus = SdkCorpus::default();
-    for path in json_files(dir) {
+    let (paths, problems) = json_files(dir, display);
+    corpus.errors.extend(problems);
+    for path in paths {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let shown = format!("{display}/{stem}.json");
         match load_file(&path, &stem, &shown, catalog) {
@@ -70,7 +72,7 @@ pub fn load_sdk_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> 
 }
 
 fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&Catalog>) -> Result<Vec<SdkCase>, Problem> {
-    let text = std::fs::read_to_string(path).map_err(|e| (String::new(), format!("cannot read: {e}")))?;
+    let text = crate::files::read_text(path).map_err(|e| (String::new(), e.message))?;
     let value = json::parse_line(&text).map_err(|e| (String::new(), format!("not JSON: {e}")))?;
     let Value::Object(mut map) = value else {
         dismantle(value);

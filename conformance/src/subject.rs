@@ -72,6 +72,17 @@ pub enum SubjectError {
     },
 }
 
+/// A message that arrived outside the request it could belong to: a second response to a request of a
+/// session already closed, an event after its session closed, anything received while no request was in
+/// flight. The runner blames `session` (the session the message carries, else the one closed last).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stray {
+    /// The session to blame, when one can be named.
+    pub session: Option<String>,
+    /// What arrived, naming the line.
+    pub message: String,
+}
+
 /// One implementation under test.
 ///
 /// `request` sends one request and blocks until its response (or failure). After a `Crash` or `Timeout`
@@ -87,4 +98,19 @@ pub trait Subject: Send {
     /// The protocol lines exchanged since the last call to this method, for failure transcripts
     /// (`→ ...` for sent, `← ...` for received). In-process subjects render the same JSON.
     fn take_transcript(&mut self) -> Vec<String>;
+    /// The last lines the subject wrote to its stderr, shown with a TIMEOUT or ERROR(adapter) (empty for
+    /// subjects without one).
+    fn stderr_tail(&mut self) -> String {
+        String::new()
+    }
+    /// The [`Stray`] messages seen since the last call.
+    fn take_strays(&mut self) -> Vec<Stray> {
+        Vec::new()
+    }
+    /// Ends the subject at the end of a run: waits at most `wait` for whatever it still sends, then stops
+    /// it; returns the strays seen since the last `take_strays`.
+    fn finish(&mut self, wait: Duration) -> Vec<Stray> {
+        let _ = wait;
+        self.take_strays()
+    }
 }

@@ -6,15 +6,23 @@
 //! explicit stack, never recursion. Scalars resolve by the YAML 1.2 core schema (`no` is a string,
 //! `.inf` is refused because JSON has no non-finite numbers). Anchors and aliases work; merge keys
 //! (`<<`) and tags other than the core ones do not.
+//!
+//! # Limits
+//! A document nests at most [`MAX_DEPTH`] collections, counted through aliases (an alias of an anchored
+//! value `h` levels high, used at depth `d`, nests `d + h`), and holds at most `MAX_NODES` nodes after
+//! alias expansion ("billion laughs"). `saphyr-parser` itself refuses flow collections nested more than
+//! 255 deep ("recursion limit exceeded"); `MAX_DEPTH` is below that, and the parser's message is
+//! reported as the same "nesting deeper than MAX_DEPTH levels" error, so there is one limit.
 
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use serde_json::{Map, Number, Value};
 
-/// Deepest nesting accepted in a file: deeper values would make later recursive passes (schema
-/// validation, deserialization, drop) risk the stack.
-pub const MAX_DEPTH: usize = 1000;
+/// Deepest nesting accepted in a file, through aliases too: deeper values would make later recursive
+/// passes (schema validation, deserialization, drop) risk the stack. Below `saphyr-parser`'s own flow
+/// limit of 255, so one number holds for block and flow style alike.
+pub const MAX_DEPTH: usize = 250;
 /// Positions are recorded down to this depth; deeper nodes report their nearest recorded ancestor.
 const POSITION_DEPTH: usize = 64;
 /// Cap on nodes after alias expansion (guards against "billion laughs").
@@ -104,16 +112,21 @@ pub struct YamlError {
 }
 
 enum Frame {
-    Seq { items: Vec<Value>, start: Pos, pointer: Option<String>, anchor: usize },
-    Map { map: Map<String, Value>, start: Pos, pointer: Option<String>, anchor: usize, key: Option<(String, Pos)> },
+    Seq { items: Vec<Value>, start: Pos, pointer: Option<String>, anchor: usize, height: usize },
+    Map { map: Map<String, Value>, start: Pos, pointer: Option<String>, anchor: usize, key: Option<(String, Pos)>, height: usize },
 }
 
 struct Builder {
     stack: Vec<Frame>,
     root: Option<(Value, Pos)>,
     positions: Positions,
-    anchors: HashMap<usize, Value>,
+    /// Anchored values with their height (collections nested in them, 0 for a scalar).
+    anchors: HashMap<usize, (Value, usize)>,
     nodes: usize,
+}
+
+fn too_deep(pos: Pos) -> YamlError {
+    YamlError { pos, message: format!("nesting deeper than {MAX_DEPTH} levels (the limit of a spec file, aliases included)") }
 }
 
 impl Builder {
@@ -150,8 +163,11 @@ impl Builder {
         Ok(())
     }
 
-    /// Attaches a finished node to its parent (or makes it the root).
-    fn attach(&mut self, value: Value, pos: Pos, pointer: Option<String>) -> Result<(), YamlError> {
+    /// Attaches a finished node `height` collections high to its parent (or makes it the root).
+    fn attach(&mut self, value: Value, pos: Pos, pointer: Option<String>, height: usize) -> Result<(), YamlError> {
+        if let Some(Frame::Seq { height: h, .. } | Frame::Map { height: h, .. }) = self.stack.last_mut() {
+            *h = (*h).max(height + 1);
+        }
         match self.stack.last_mut() {
             None => {
                 if let Some(p) = pointer {
@@ -197,42 +213,46 @@ impl Builder {
             return Err(YamlError { pos, message: "a mapping key must be a scalar".into() });
         }
         if self.stack.len() >= MAX_DEPTH {
-            return Err(YamlError { pos, message: format!("nesting deeper than {MAX_DEPTH} levels") });
+            return Err(too_deep(pos));
         }
         self.count(1, pos)?;
         let pointer = self.child_pointer();
         self.stack.push(if seq {
-            Frame::Seq { items: Vec::new(), start: pos, pointer, anchor }
+            Frame::Seq { items: Vec::new(), start: pos, pointer, anchor, height: 1 }
         } else {
-            Frame::Map { map: Map::new(), start: pos, pointer, anchor, key: None }
+            Frame::Map { map: Map::new(), start: pos, pointer, anchor, key: None, height: 1 }
         });
         Ok(())
     }
 
     fn close(&mut self, pos: Pos) -> Result<(), YamlError> {
-        let (value, start, pointer, anchor) = match self.stack.pop() {
-            Some(Frame::Seq { items, start, pointer, anchor }) => (Value::Array(items), start, pointer, anchor),
-            Some(Frame::Map { map, start, pointer, anchor, key }) => {
+        let (value, start, pointer, anchor, height) = match self.stack.pop() {
+            Some(Frame::Seq { items, start, pointer, anchor, height }) => (Value::Array(items), start, pointer, anchor, height),
+            Some(Frame::Map { map, start, pointer, anchor, key, height }) => {
                 if key.is_some() {
                     return Err(YamlError { pos, message: "a mapping key without a value".into() });
                 }
-                (Value::Object(map), start, pointer, anchor)
+                (Value::Object(map), start, pointer, anchor, height)
             }
             None => return Err(YamlError { pos, message: "unbalanced collection end".into() }),
         };
         if anchor != 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.anchors.insert(anchor, (value.clone(), height));
         }
-        self.attach(value, start, pointer)
+        self.attach(value, start, pointer, height)
     }
 
-    fn leaf(&mut self, value: Value, anchor: usize, pos: Pos) -> Result<(), YamlError> {
+    /// A scalar, or an alias's value `height` collections high.
+    fn leaf(&mut self, value: Value, anchor: usize, pos: Pos, height: usize) -> Result<(), YamlError> {
+        if self.stack.len() + height > MAX_DEPTH {
+            return Err(too_deep(pos));
+        }
         self.count(1, pos)?;
         if anchor != 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.anchors.insert(anchor, (value.clone(), height));
         }
         let pointer = if self.expecting_key() { None } else { self.child_pointer() };
-        self.attach(value, pos, pointer)
+        self.attach(value, pos, pointer, height)
     }
 }
 
@@ -242,9 +262,10 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
     let mut b = Builder { stack: Vec::new(), root: None, positions: Positions::default(), anchors: HashMap::new(), nodes: 0 };
     let mut documents = 0usize;
     while let Some(event) = parser.next_event() {
-        let (event, span) = event.map_err(|e| YamlError {
-            pos: Pos { line: e.marker().line(), column: e.marker().col() + 1 },
-            message: e.info().to_string(),
+        let (event, span) = event.map_err(|e| {
+            let pos = Pos { line: e.marker().line(), column: e.marker().col() + 1 };
+            // saphyr-parser's own flow-nesting cap (255) is past MAX_DEPTH: the same limit, one message.
+            if e.info() == "recursion limit exceeded" { too_deep(pos) } else { YamlError { pos, message: e.info().to_string() } }
         })?;
         let pos = Pos::of(&span);
         match event {
@@ -256,13 +277,17 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let value = resolve(&text, style, tag.as_deref()).map_err(|message| YamlError { pos, message })?;
-                b.leaf(value, anchor, pos)?;
+                b.leaf(value, anchor, pos, 0)?;
             }
             Event::Alias(id) => {
-                let value = b.anchors.get(&id).cloned().ok_or_else(|| YamlError { pos, message: "unknown alias".into() })?;
+                let (value, height) = match b.anchors.get(&id) {
+                    Some((value, height)) if b.stack.len() + height <= MAX_DEPTH => (value.clone(), *height),
+                    Some(_) => return Err(too_deep(pos)),
+                    None => return Err(YamlError { pos, message: "unknown alias".into() }),
+                };
                 let n = count_nodes(&value);
                 b.count(n, pos)?;
-                b.leaf(value, 0, pos)?;
+                b.leaf(value, 0, pos, height)?;
             }
             Event::SequenceStart(anchor, tag) => {
                 check_collection_tag(tag.as_deref(), "seq", pos)?;

@@ -205,7 +205,7 @@ fn timeout_names_the_step_and_asks_for_a_restart() {
     });
     let mut s = Scripted { script, sent: Vec::new() };
     let record = run_scenario(&mut s, &scenario(ECHO), &CheckOptions::default());
-    assert!(matches!(&record.outcome, Outcome::Timeout { step } if step.starts_with("step 1 (register") && step.ends_with(": tools/register")), "{:?}", record.outcome);
+    assert!(matches!(&record.outcome, Outcome::Timeout { step, .. } if step.starts_with("step 1 (register") && step.ends_with(": tools/register")), "{:?}", record.outcome);
     assert!(record.restart_needed);
 }
 

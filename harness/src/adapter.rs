@@ -1,54 +1,49 @@
 //! `AdapterSubject`: an external adapter process spoken to over the adapter protocol
 //! (`conformance/PROTOCOL.md`), one JSON-RPC message per line on its stdin/stdout.
 //!
-//! The process runs as `sh -c '<command line>'` in its own process group, so a restart kills everything it
-//! started. A reader thread with a large stack parses stdout without a depth limit; a second thread keeps the
-//! tail of stderr, which is shown on a crash and never read as a crash signal.
+//! The process (`adapter/process.rs`) runs as `sh -c '<command line>'` in its own process group, so a
+//! restart kills everything it started. Writes to its stdin go through a writer thread, so they are bounded
+//! by the step timeout like the wait for the answer; stdout lines are capped at `lines::MAX_LINE` bytes and
+//! parsed without a depth limit on a reader thread with a large stack; stderr is kept as a bounded tail,
+//! shown with every CRASH, TIMEOUT and ERROR(adapter), and never read as a crash signal.
+//!
+//! # Strays
+//! A message that belongs to a session already closed (a second `session/close` response, an event that
+//! arrives late) is not held against the session in flight: it is kept as a [`Stray`] naming the session it
+//! carries, for the runner to blame. After each `session/close` the stream is watched for [`SETTLE`], and at
+//! the end of a run [`Subject::finish`] closes stdin and reads what is left.
 //!
 //! # Deep values
 //! Replies may hold values nested 100,000 levels deep. Parsing happens on the reader thread (256 MiB stack);
 //! the values are then moved to the caller, which must drop them on a thread with a large stack too (the
 //! runner runs every trial on one).
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use dsh_conformance::subject::{Reply, Subject, SubjectError, SubjectInfo};
+use dsh_conformance::subject::{Reply, Stray, Subject, SubjectError, SubjectInfo};
 use serde_json::Value;
 
-mod wire;
+pub mod lines;
+mod process;
+pub mod wire;
 
+pub use process::kill_all;
 pub use wire::PROTOCOL_VERSION;
 
-/// How many stderr lines a crash report keeps.
-const STDERR_TAIL_LINES: usize = 40;
-/// Stack of the stdout reader thread: parsing and moving deep values is recursive.
-const READER_STACK: usize = 256 << 20;
+use process::{Incoming, Process};
+
 /// How often a waiting request checks whether the process is still alive.
 const POLL: Duration = Duration::from_millis(50);
 /// How long to wait for an exited process's pipes to drain before reporting the crash.
 const DRAIN: Duration = Duration::from_millis(500);
-
-/// One line read from the adapter's stdout.
-enum Incoming {
-    /// A line, with its parse result (the error text when it is not JSON).
-    Line { raw: String, parsed: Result<Value, String> },
-    /// stdout closed.
-    Eof,
-}
-
-/// A running adapter process and its reader threads.
-struct Process {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Incoming>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
-    stderr_done: Receiver<()>,
-}
+/// How long the stream is watched after a `session/close` response for messages of that session.
+pub const SETTLE: Duration = Duration::from_millis(2);
+/// How long an adapter error waits for stderr written just before it to be read.
+const STDERR_GRACE: Duration = Duration::from_millis(20);
+/// How many sent requests are remembered, to name the session of a late duplicate response.
+const REMEMBERED: u64 = 4096;
 
 /// An implementation under test served by an adapter process.
 pub struct AdapterSubject {
@@ -56,11 +51,27 @@ pub struct AdapterSubject {
     init_timeout: Duration,
     process: Option<Process>,
     next_id: u64,
+    /// Sent requests: id → (method, session).
+    sent: BTreeMap<u64, (String, Option<String>)>,
+    /// Sessions whose `session/close` was answered.
+    closed: HashSet<String>,
+    /// The session of the request in flight.
+    current: Option<String>,
+    /// The session closed last.
+    last_closed: Option<String>,
     /// Events received but not yet handed out with a reply.
     pending_events: Vec<Value>,
+    strays: Vec<Stray>,
     transcript: Vec<String>,
     /// Set after a protocol error: the stream may be out of step until a restart.
     poisoned: bool,
+}
+
+/// What one line turned out to be, for the request in flight.
+enum Seen {
+    Reply(Result<Value, dsh_conformance::subject::RpcError>),
+    Event(Value),
+    Stray,
 }
 
 impl AdapterSubject {
@@ -71,11 +82,16 @@ impl AdapterSubject {
             init_timeout,
             process: None,
             next_id: 0,
+            sent: BTreeMap::new(),
+            closed: HashSet::new(),
+            current: None,
+            last_closed: None,
             pending_events: Vec::new(),
+            strays: Vec::new(),
             transcript: Vec::new(),
             poisoned: false,
         };
-        subject.process = Some(start(&subject.command)?);
+        subject.process = Some(process::start(&subject.command)?);
         Ok(subject)
     }
 
@@ -84,7 +100,20 @@ impl AdapterSubject {
         &self.command
     }
 
+    fn tail(&self) -> String {
+        self.process.as_ref().map(Process::stderr_text).unwrap_or_default()
+    }
+
+    /// `message`, with the stderr tail when there is one.
+    fn with_tail(&self, message: String) -> String {
+        // What the adapter wrote to stderr just before the bad line may still be in the pipe.
+        std::thread::sleep(STDERR_GRACE);
+        let tail = self.tail();
+        if tail.is_empty() { message } else { format!("{message}\nstderr tail:\n{tail}") }
+    }
+
     fn crash(&mut self) -> SubjectError {
+        self.poisoned = true;
         let Some(process) = self.process.as_mut() else {
             return SubjectError::Crash { status: "not running".into(), stderr_tail: String::new() };
         };
@@ -98,21 +127,20 @@ impl AdapterSubject {
             }
         };
         let _ = process.stderr_done.recv_timeout(DRAIN);
-        let stderr_tail = process
-            .stderr_tail
-            .lock()
-            .map(|tail| tail.iter().cloned().collect::<Vec<_>>().join("\n"))
-            .unwrap_or_default();
-        self.poisoned = true;
-        SubjectError::Crash { status, stderr_tail }
+        SubjectError::Crash { status, stderr_tail: process.stderr_text() }
     }
 
     fn protocol(&mut self, message: String) -> SubjectError {
         self.poisoned = true;
-        SubjectError::Protocol { message }
+        SubjectError::Protocol { message: self.with_tail(message) }
     }
 
-    /// Sends one request and waits for the response with the same id.
+    fn timeout(&mut self, method: &str, waited: Duration) -> SubjectError {
+        self.poisoned = true;
+        SubjectError::Timeout { method: method.to_owned(), waited }
+    }
+
+    /// Sends one request and waits for the response with the same id; the write and the wait share `timeout`.
     fn call(&mut self, method: &str, params: &Value, timeout: Duration) -> Result<Reply, SubjectError> {
         if self.poisoned {
             return Err(SubjectError::Protocol {
@@ -121,24 +149,34 @@ impl AdapterSubject {
         }
         self.next_id += 1;
         let id = self.next_id;
-        let line = wire::request_line(id, method, params);
+        let session = params.get("session").and_then(Value::as_str).map(str::to_owned);
+        self.sent.insert(id, (method.to_owned(), session.clone()));
+        if id > REMEMBERED {
+            self.sent.remove(&(id - REMEMBERED));
+        }
+        self.current = session;
+        let mut line = wire::request_line(id, method, params);
         self.transcript.push(format!("→ {}", wire::display(&line)));
+        line.push('\n');
+        let start = Instant::now();
         let Some(process) = self.process.as_mut() else { return Err(self.crash()) };
-        let written = process
-            .stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| process.stdin.write_all(b"\n"))
-            .and_then(|()| process.stdin.flush());
-        if written.is_err() {
+        let sent = process.stdin.as_ref().is_some_and(|stdin| stdin.send(line.into_bytes()).is_ok());
+        if !sent {
             return Err(self.crash());
         }
-        let start = Instant::now();
+        match process.written.recv_timeout(timeout) {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => return Err(self.crash()),
+            Err(RecvTimeoutError::Timeout) => {
+                self.transcript.push("(the adapter stopped reading its stdin: the request could not be written)".into());
+                return Err(self.timeout(method, timeout));
+            }
+        }
         loop {
             let Some(process) = self.process.as_mut() else { return Err(self.crash()) };
             let left = timeout.saturating_sub(start.elapsed());
             if left.is_zero() {
-                self.poisoned = true;
-                return Err(SubjectError::Timeout { method: method.to_owned(), waited: timeout });
+                return Err(self.timeout(method, timeout));
             }
             let incoming = match process.lines.recv_timeout(left.min(POLL)) {
                 Ok(incoming) => incoming,
@@ -155,48 +193,138 @@ impl AdapterSubject {
                 }
                 Err(RecvTimeoutError::Disconnected) => Incoming::Eof,
             };
-            let (raw, parsed) = match incoming {
-                Incoming::Eof => return Err(self.crash()),
-                Incoming::Line { raw, parsed } => (raw, parsed),
-            };
-            self.transcript.push(format!("← {}", wire::display(&raw)));
-            let value = match parsed {
-                Ok(value) => value,
-                Err(e) => {
-                    let msg = format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw));
-                    return Err(self.protocol(msg));
-                }
-            };
-            if let Err(problem) = wire::validate_incoming(&value, method) {
-                let msg = format!("adapter message is not valid ({problem}): {}", wire::display(&raw));
-                dsh_conformance::json::dismantle(value);
-                return Err(self.protocol(msg));
-            }
-            match wire::classify(value, id) {
-                wire::Message::Event(params) => self.pending_events.push(params),
-                wire::Message::Response(result) => {
+            match self.take_line(incoming, id, method)? {
+                Seen::Event(params) => self.pending_events.push(params),
+                Seen::Stray => {}
+                Seen::Reply(result) => {
                     let events = std::mem::take(&mut self.pending_events);
+                    if method == "session/close" {
+                        self.settle();
+                    }
                     return Ok(Reply { result, events });
-                }
-                wire::Message::Invalid(problem) => {
-                    let msg = format!("{problem}: {}", wire::display(&raw));
-                    return Err(self.protocol(msg));
                 }
             }
         }
     }
 
+    /// One line from stdout, judged against the request `id` (`method`) in flight.
+    fn take_line(&mut self, incoming: Incoming, id: u64, method: &str) -> Result<Seen, SubjectError> {
+        let (raw, parsed) = match incoming {
+            Incoming::Eof => return Err(self.crash()),
+            Incoming::TooLong { head, len } => {
+                self.transcript.push(format!("← {}… (a line of more than {len} bytes)", wire::display(&head)));
+                let msg = format!(
+                    "adapter wrote a line longer than the protocol's limit of {} bytes ({len} bytes without a newline so far): {}",
+                    lines::MAX_LINE,
+                    wire::display(&head)
+                );
+                return Err(self.protocol(msg));
+            }
+            Incoming::Line { raw, parsed } => (raw, parsed),
+        };
+        self.transcript.push(format!("← {}", wire::display(&raw)));
+        let value = match parsed {
+            Ok(value) => value,
+            Err(e) => {
+                let msg = format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw));
+                return Err(self.protocol(msg));
+            }
+        };
+        // Whose message is it? A response to an earlier request of a closed session, or an event of a
+        // closed session, is that session's fault, not the one in flight.
+        let owner = match wire::response_id(&value) {
+            Some(Some(got)) if got == id => None,
+            Some(Some(got)) => match self.sent.get(&got).cloned() {
+                Some((earlier, Some(session))) if self.closed.contains(&session) && self.current.as_ref() != Some(&session) => {
+                    Some((session, format!("a second response to request {got} (`{earlier}`)")))
+                }
+                Some((earlier, _)) => {
+                    dsh_conformance::json::dismantle(value);
+                    let msg = format!(
+                        "unexpected response id {got}: request {got} (`{earlier}`) was already answered; the request in flight is {id} (`{method}`): {}",
+                        wire::display(&raw)
+                    );
+                    return Err(self.protocol(msg));
+                }
+                None => {
+                    dsh_conformance::json::dismantle(value);
+                    let msg = format!(
+                        "unexpected response id {got}: no request with that id was sent; the request in flight is {id} (`{method}`): {}",
+                        wire::display(&raw)
+                    );
+                    return Err(self.protocol(msg));
+                }
+            },
+            Some(None) => None,
+            None => wire::event_session(&value)
+                .filter(|s| self.closed.contains(s) && self.current.as_ref() != Some(s))
+                .map(|s| (s, "an event after its session was closed".to_owned())),
+        };
+        if let Some((session, what)) = owner {
+            dsh_conformance::json::dismantle(value);
+            let message = format!("after session/close of {session}, the adapter sent {what}: {}", wire::display(&raw));
+            self.strays.push(Stray { session: Some(session), message });
+            return Ok(Seen::Stray);
+        }
+        if let Err(problem) = wire::validate_incoming(&value, method) {
+            let msg = format!("adapter message is not valid ({problem}): {}", wire::display(&raw));
+            dsh_conformance::json::dismantle(value);
+            return Err(self.protocol(msg));
+        }
+        match wire::classify(value, id) {
+            wire::Message::Event(params) => Ok(Seen::Event(params)),
+            wire::Message::Response(result) => Ok(Seen::Reply(result)),
+            wire::Message::Invalid(problem) => {
+                let msg = format!("{problem}: {}", wire::display(&raw));
+                Err(self.protocol(msg))
+            }
+        }
+    }
+
+    /// After a `session/close` response: marks the session closed and takes what arrives within `SETTLE`.
+    fn settle(&mut self) {
+        if let Some(session) = self.current.take() {
+            self.closed.insert(session.clone());
+            self.last_closed = Some(session);
+        }
+        self.watch(Instant::now() + SETTLE);
+    }
+
+    /// Reads lines until `deadline` (or the end of stdout) while no request is in flight: each one is a
+    /// stray, blamed on the session it names, else on the session closed last.
+    fn watch(&mut self, deadline: Instant) {
+        loop {
+            let Some(process) = self.process.as_mut() else { return };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let incoming = match process.lines.recv_timeout(left) {
+                Ok(Incoming::Eof) | Err(_) => return,
+                Ok(incoming) => incoming,
+            };
+            let before = self.strays.len();
+            let seen = self.take_line(incoming, 0, "(none)");
+            self.poisoned = false;
+            if self.strays.len() > before {
+                continue;
+            }
+            let what = match seen {
+                Ok(Seen::Event(params)) => {
+                    dsh_conformance::json::dismantle(params);
+                    "an event while no request was in flight".to_owned()
+                }
+                Ok(Seen::Reply(_) | Seen::Stray) => "a response while no request was in flight".to_owned(),
+                Err(SubjectError::Protocol { message }) => message,
+                Err(e) => format!("{e:?}"),
+            };
+            let last = self.transcript.last().cloned().unwrap_or_default();
+            let session = self.last_closed.clone();
+            let message = format!("after session/close of {}: {what}: {last}", session.as_deref().unwrap_or("(none)"));
+            self.strays.push(Stray { session, message });
+        }
+    }
+
     fn kill(&mut self) {
         if let Some(mut process) = self.process.take() {
-            // The process leads its own group (see `start`): kill the group, then the leader for sure.
-            let pgid = process.child.id();
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pgid}")])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            let _ = process.child.kill();
-            let _ = process.child.wait();
+            process.kill();
         }
     }
 }
@@ -219,9 +347,28 @@ impl Subject for AdapterSubject {
         self.kill();
         self.transcript.push(format!("(adapter restarted: {})", self.command));
         self.pending_events.clear();
+        self.current = None;
         self.poisoned = false;
-        self.process = Some(start(&self.command)?);
+        self.process = Some(process::start(&self.command)?);
         Ok(())
+    }
+
+    fn stderr_tail(&mut self) -> String {
+        self.tail()
+    }
+
+    fn take_strays(&mut self) -> Vec<Stray> {
+        std::mem::take(&mut self.strays)
+    }
+
+    fn finish(&mut self, wait: Duration) -> Vec<Stray> {
+        if let Some(process) = self.process.as_mut() {
+            // Closing stdin asks the adapter to exit; whatever it still writes is read, up to `wait`.
+            process.stdin = None;
+            self.watch(Instant::now() + wait);
+        }
+        self.kill();
+        self.take_strays()
     }
 
     fn take_transcript(&mut self) -> Vec<String> {
@@ -232,93 +379,5 @@ impl Subject for AdapterSubject {
 impl Drop for AdapterSubject {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-fn start(command: &str) -> Result<Process, SubjectError> {
-    use std::os::unix::process::CommandExt;
-    let spawn_failed = |e: std::io::Error| SubjectError::Crash {
-        status: format!("could not start `sh -c {command}`: {e}"),
-        stderr_tail: String::new(),
-    };
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(spawn_failed)?;
-    let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        let _ = child.kill();
-        return Err(SubjectError::Crash { status: "pipes unavailable".into(), stderr_tail: String::new() });
-    };
-    let (tx, lines) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("adapter-stdout".into())
-        .stack_size(READER_STACK)
-        .spawn(move || read_stdout(stdout, &tx))
-        .map_err(spawn_failed)?;
-    let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-    let tail = Arc::clone(&stderr_tail);
-    let (done_tx, stderr_done) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("adapter-stderr".into())
-        .spawn(move || {
-            read_stderr(stderr, &tail);
-            let _ = done_tx.send(());
-        })
-        .map_err(spawn_failed)?;
-    Ok(Process { child, stdin, lines, stderr_tail, stderr_done })
-}
-
-fn read_stdout(stdout: impl Read, tx: &mpsc::Sender<Incoming>) {
-    let mut reader = BufReader::new(stdout);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
-        let incoming = match String::from_utf8(std::mem::take(&mut buf)) {
-            Ok(raw) => {
-                let parsed = wire::parse(&raw);
-                Incoming::Line { raw, parsed }
-            }
-            Err(e) => {
-                let raw = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                Incoming::Line { raw, parsed: Err("not UTF-8".into()) }
-            }
-        };
-        if tx.send(incoming).is_err() {
-            return;
-        }
-    }
-    let _ = tx.send(Incoming::Eof);
-}
-
-fn read_stderr(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
-    let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let line = String::from_utf8_lossy(&buf);
-        let line = wire::display(line.trim_end_matches(['\n', '\r']));
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL_LINES {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
     }
 }

@@ -25,6 +25,10 @@ fn main() -> ExitCode {
             eprintln!("dsh-harness: {e}");
             ExitCode::from(2)
         }
+        Ok(cli::Command::Help) => {
+            print!("{}", cli::USAGE);
+            ExitCode::SUCCESS
+        }
         Ok(cli::Command::Matrix { reports, update }) => matrix::main(&reports, update.as_deref()),
         Ok(cli::Command::Run(opts)) => {
             let (factory, subject): (Factory, String) = match opts.adapter.clone() {
@@ -37,7 +41,7 @@ fn main() -> ExitCode {
                 }
                 None => (in_process(), "in-process".to_owned()),
             };
-            run::run(opts, factory, &subject)
+            run::run(*opts, factory, &subject)
         }
     }
 }

@@ -63,6 +63,19 @@ pub fn validate_incoming(value: &Value, method: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The `id` of a response: `None` for a message without one, `Some(None)` when it is not an integer.
+pub fn response_id(value: &Value) -> Option<Option<u64>> {
+    value.get("id").map(Value::as_u64)
+}
+
+/// The `session` of an `event` notification.
+pub fn event_session(value: &Value) -> Option<String> {
+    if value.get("method").and_then(Value::as_str) != Some("event") || value.get("id").is_some() {
+        return None;
+    }
+    value.pointer("/params/session").and_then(Value::as_str).map(str::to_owned)
+}
+
 /// Classifies a received message against the id of the request in flight.
 pub fn classify(mut value: Value, expected_id: u64) -> Message {
     let Some(object) = value.as_object_mut() else { return Message::Invalid("not a JSON object".into()) };

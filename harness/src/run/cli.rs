@@ -14,11 +14,48 @@ pub const DEFAULT_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec");
 /// Default per-request timeout (`conformance/PROTOCOL.md` § Lifecycle).
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `--help`: the harness's own options, then libtest's.
+pub const USAGE: &str = "\
+dsh-harness: runs the dsh-tools conformance suite and prints a summary; exit status 0 exactly when no
+outcome was unexpected (101 when one was, 2 when nothing could be run, 130/143 when interrupted).
+
+USAGE:
+    dsh-harness [OPTIONS] [FILTER...] [LIBTEST OPTIONS]
+    dsh-harness matrix REPORT.jsonl... [--update README.md]
+
+OPTIONS:
+    --adapter CMD          run against the adapter `sh -c CMD` (default: the reference, in-process)
+    --spec DIR             the spec directory (default: the workspace's spec/); must exist
+    --corpus DIR           the validation corpus (default: corpus/validation next to the spec); must exist
+    --sdk-corpus DIR       the SDK corpus (default: corpus/sdk next to the spec); must exist
+    --report FILE.jsonl    write the JSON Lines report (truncated at start; a footer says how the run ended)
+    --expectations FILE    the implementation's expectations file (strict both ways); must exist
+    --step-timeout SECS    how long one request may go unanswered, writing it included (default 10)
+    -h, --help             this text
+
+SUBCOMMANDS:
+    matrix                 print the conformance matrix of reports, or splice it into a Markdown file
+
+LIBTEST OPTIONS (the usual ones):
+    FILTER                 run only trials whose name contains FILTER (load errors always run)
+    --exact                filters match whole names
+    --skip FILTER          leave out trials whose name contains FILTER
+    --list                 list the trials instead of running them
+    --ignored, --include-ignored
+                           run the statically skipped trials (not applicable, SKIP expectations)
+    --test-threads N       trials in parallel (default 1 with --adapter)
+    --format pretty|terse|json, --color auto|always|never, -q/--quiet, --nocapture
+
+See README.md and conformance/PROTOCOL.md.
+";
+
 /// What to do.
 #[derive(Debug)]
 pub enum Command {
+    /// Print `USAGE`.
+    Help,
     /// Run the suite.
-    Run(RunOptions),
+    Run(Box<RunOptions>),
     /// Print (or splice into a file) the conformance matrix of some reports.
     Matrix {
         /// The JSON Lines reports.
@@ -56,6 +93,9 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     if args.first().map(String::as_str) == Some("matrix") {
         return parse_matrix(&args[1..]);
     }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(Command::Help);
+    }
     let mut adapter = None;
     let mut spec = PathBuf::from(DEFAULT_SPEC);
     let mut report = None;
@@ -92,7 +132,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
         }
     }
     let libtest = libtest_mimic::Arguments::from_iter(rest);
-    Ok(Command::Run(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given }))
+    Ok(Command::Run(Box::new(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given })))
 }
 
 fn parse_matrix(args: &[String]) -> Result<Command, String> {

@@ -7,7 +7,9 @@
 //! ```
 //! Strict both ways: an unlisted failure fails the run; a listed scenario that passes is XPASS and fails
 //! the run; a listed failure with a different outcome fails the run; an unknown id, a duplicate id, a
-//! missing reason or an unknown outcome is an error. `SKIP` entries are not run at all.
+//! missing reason or an unknown outcome is an error. `SKIP` entries are not run at all. Each entry is
+//! checked on its own: a bad entry is a problem at its own line (an unknown field at the field's line)
+//! and every other entry still applies.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -41,6 +43,9 @@ pub struct Problem {
     pub message: String,
 }
 
+/// The fields of an entry.
+const FIELDS: [&str; 4] = ["id", "outcome", "reason", "issue"];
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEntry {
@@ -53,47 +58,70 @@ struct RawEntry {
 impl Expectations {
     /// Loads `path`, checking every id against `known` scenario ids.
     pub fn load(path: &Path, known: &HashSet<&str>) -> (Expectations, Vec<Problem>) {
+        match dsh_conformance::files::read_text(path) {
+            Ok(text) => Expectations::parse(&text, known),
+            Err(e) => (Expectations::default(), vec![Problem { line: e.line, message: e.message }]),
+        }
+    }
+
+    /// Parses the text of an expectations file, checking every id against `known` scenario ids.
+    pub fn parse(text: &str, known: &HashSet<&str>) -> (Expectations, Vec<Problem>) {
         let mut problems = Vec::new();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => return (Expectations::default(), vec![Problem { line: 0, message: e.to_string() }]),
-        };
-        let doc = match dsh_conformance::yaml::parse(&text) {
+        let doc = match dsh_conformance::yaml::parse(text) {
             Ok(doc) => doc,
             Err(e) => return (Expectations::default(), vec![Problem { line: e.pos.line, message: e.message }]),
         };
         let positions = doc.positions;
-        let raw: Option<Vec<RawEntry>> = match serde_json::from_value(doc.value) {
-            Ok(raw) => raw,
-            Err(e) => {
-                let message = format!("expected a list of {{id, outcome, reason}} entries: {e}");
-                return (Expectations::default(), vec![Problem { line: 1, message }]);
+        let items = match doc.value {
+            serde_json::Value::Array(items) => items,
+            serde_json::Value::Null => Vec::new(),
+            _ => {
+                let message = "expected a list of {id, outcome, reason} entries".to_owned();
+                return (Expectations::default(), vec![Problem { line: positions.node("").value.line, message }]);
             }
         };
         let mut entries = HashMap::new();
-        for (index, entry) in raw.unwrap_or_default().into_iter().enumerate() {
-            let line = positions.node(&format!("/{index}")).value.line;
-            let mut problem = |message: String| problems.push(Problem { line, message });
+        for (index, item) in items.into_iter().enumerate() {
+            let at = format!("/{index}");
+            let line = positions.node(&at).value.line;
+            let mut problem = |line: usize, message: String| problems.push(Problem { line, message });
+            if let Some(map) = item.as_object() {
+                let unknown: Vec<&String> = map.keys().filter(|k| !FIELDS.contains(&k.as_str())).collect();
+                if let Some(key) = unknown.first() {
+                    let mut pointer = at.clone();
+                    dsh_conformance::yaml::push_pointer(&mut pointer, key);
+                    let fields = FIELDS.join(", ");
+                    problem(positions.field(&pointer).line, format!("entry {}: unknown field `{key}` (an entry has {fields})", index + 1));
+                    continue;
+                }
+            }
+            let entry: RawEntry = match serde_json::from_value(item) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    problem(line, format!("entry {}: expected {{id, outcome, reason}}: {e}", index + 1));
+                    continue;
+                }
+            };
             let outcome = match OutcomeName::parse(&entry.outcome) {
                 Some(o @ (OutcomeName::Fail | OutcomeName::Error | OutcomeName::Timeout | OutcomeName::Crash | OutcomeName::Skip)) => o,
                 _ => {
-                    problem(format!("`{}`: outcome `{}` is not one of FAIL, ERROR, TIMEOUT, CRASH, SKIP", entry.id, entry.outcome));
+                    problem(line, format!("`{}`: outcome `{}` is not one of FAIL, ERROR, TIMEOUT, CRASH, SKIP", entry.id, entry.outcome));
                     continue;
                 }
             };
             let reason = match entry.reason.map(|r| r.trim().to_owned()) {
                 Some(r) if !r.is_empty() => r,
                 _ => {
-                    problem(format!("`{}`: every entry needs a `reason`", entry.id));
+                    problem(line, format!("`{}`: every entry needs a `reason`", entry.id));
                     continue;
                 }
             };
             if !known.contains(entry.id.as_str()) {
-                problem(format!("unknown scenario id `{}` (stale entry, or a typo?)", entry.id));
+                problem(line, format!("unknown scenario id `{}` (stale entry, or a typo?)", entry.id));
                 continue;
             }
             if entries.contains_key(&entry.id) {
-                problem(format!("`{}` is listed twice", entry.id));
+                problem(line, format!("`{}` is listed twice", entry.id));
                 continue;
             }
             let reason = match entry.issue {

@@ -63,8 +63,10 @@ pub fn summarise(path: &Path) -> Result<Summary, String> {
         let record = ReportLine::parse(line).map_err(|e| format!("line {}: not a report record: {e}", index + 1))?;
         match record {
             ReportLine::Header(header) => {
-                let implementation = &header.implementation;
-                summary.title = format!("{} {} ({})", implementation.name, implementation.version, header.subject);
+                summary.title = match &header.implementation {
+                    Some(i) => format!("{} {} ({})", i.name, i.version, header.subject),
+                    None => format!("(did not initialize) ({})", header.subject),
+                };
             }
             ReportLine::Trial(trial) => {
                 *summary.counts.entry(trial.outcome).or_default() += 1;

@@ -4,16 +4,22 @@
 //! exactly when no outcome was unexpected.
 //!
 //! # Order
-//! 1. Load the spec; files with errors become trials.
-//! 2. Start one subject and `initialize` it: a failure or a protocol major-version mismatch ends the run
-//!    at once with one message (exit status 2).
-//! 3. Load the expectations; problems in the file become trials.
-//! 4. Build the trials; skips are static, so `--list --ignored` shows them.
-//! 5. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
-//! 6. Footer, skip reasons, summary line.
+//! 1. Install the SIGINT/SIGTERM handler (`interrupt.rs`); create (truncate) the report, so no stale report
+//!    survives; a report that cannot be created is exit status 2.
+//! 2. Check that every named path exists (`--spec`, an explicit `--corpus`, `--sdk-corpus`,
+//!    `--expectations`): one that does not is exit status 2, with a report footer saying why.
+//! 3. Load the spec; files with errors become trials.
+//! 4. Start one subject and `initialize` it: a failure or a protocol major-version mismatch ends the run
+//!    at once with one message (exit status 2) and a report footer saying why.
+//! 5. Load the expectations; problems in the file become trials.
+//! 6. Build the trials; skips are static, so `--list --ignored` shows them. Load errors are never
+//!    filtered away: those a filter would drop are recorded anyway. A run that plans nothing is exit 2.
+//! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
+//! 8. End the subjects (strays they still send are blamed), footer, skip reasons, summary line.
 
 pub mod cli;
 pub mod expectations;
+pub mod interrupt;
 pub mod matrix;
 pub mod pool;
 pub mod report;
@@ -24,11 +30,12 @@ pub mod verdict;
 use std::collections::{HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use dsh_conformance::OutcomeName;
 use dsh_conformance::protocol::major;
-use dsh_conformance::subject::SubjectError;
+use dsh_conformance::subject::{SubjectError, SubjectInfo};
 use libtest_mimic::Trial;
 
 use self::cli::RunOptions;
@@ -44,12 +51,37 @@ pub use crate::adapter::PROTOCOL_VERSION;
 /// Runs the suite against the subjects `factory` makes; `subject` describes them for the report.
 pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let started = Instant::now();
+    if let Err(e) = interrupt::install() {
+        eprintln!("dsh-harness: cannot install the SIGINT/SIGTERM handler: {e}");
+        return ExitCode::from(2);
+    }
+    let listing = opts.libtest.list;
+    let report = match Report::create(if listing { None } else { opts.report.as_deref() }) {
+        Ok(report) => Arc::new(report),
+        Err(e) => {
+            let path = opts.report.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+            eprintln!("dsh-harness: cannot write the report {path}: {e}; nothing was run");
+            return ExitCode::from(2);
+        }
+    };
+    interrupt::watch(&report, 0, started);
+    if let Err(e) = check_paths(&opts) {
+        report.header(None, subject, &opts.spec, opts.expectations.as_deref());
+        report.abort(0, started.elapsed(), &format!("{e}; nothing was run"));
+        eprintln!("dsh-harness: {e}; nothing was run");
+        return ExitCode::from(2);
+    }
     let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
     let sdk = opts.sdk_corpus.clone().unwrap_or_else(|| suite::default_sdk_corpus(&opts.spec));
     let suite = suite::load(&opts.spec, &corpus, &sdk);
-    if suite.scenarios.is_empty() && suite.errors.is_empty() {
-        eprintln!("dsh-harness: warning: no scenarios under {}", opts.spec.display());
-    }
+    let loaded = suite.scenarios.len() + suite.groups.len() + suite.sdk.len() + suite.errors.len();
+    interrupt::watch(&report, loaded, started);
+    let stop = |info: Option<&SubjectInfo>, reason: String| {
+        report.header(info, subject, &opts.spec, opts.expectations.as_deref());
+        report.abort(loaded, started.elapsed(), &reason);
+        eprintln!("dsh-harness: {reason}");
+        ExitCode::from(2)
+    };
     // A subject that panics while starting is as broken as one that crashes.
     let start = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pool::start(factory)));
     let start = start.unwrap_or_else(|_| {
@@ -59,17 +91,16 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         Ok(started) => started,
         Err(e) => {
             let verdict = suite::subject_error(e, "initialize");
-            eprintln!("dsh-harness: {subject} failed to initialize, nothing was run: {}", verdict.message);
-            return ExitCode::from(2);
+            return stop(None, format!("{subject} failed to initialize, nothing was run: {}", verdict.message));
         }
     };
     if major(&info.protocol_version) != major(PROTOCOL_VERSION) {
-        eprintln!(
-            "dsh-harness: protocol version mismatch, nothing was run: the harness speaks {PROTOCOL_VERSION}, {} {} \
+        let reason = format!(
+            "protocol version mismatch, nothing was run: the harness speaks {PROTOCOL_VERSION}, {} {} \
              answered initialize with {}",
             info.name, info.version, info.protocol_version
         );
-        return ExitCode::from(2);
+        return stop(Some(&info), reason);
     }
     let known: HashSet<&str> =
         suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id.as_str())).chain(suite.sdk.iter().map(|c| c.id.as_str())).collect();
@@ -77,21 +108,32 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         Some(path) => Expectations::load(path, &known),
         None => (Expectations::default(), Vec::new()),
     };
-    let listing = opts.libtest.list;
-    let report = match Report::create(if listing { None } else { opts.report.as_deref() }) {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("dsh-harness: cannot write the report: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    report.header(&info, subject, &opts.spec, opts.expectations.as_deref());
+    report.header(Some(&info), subject, &opts.spec, opts.expectations.as_deref());
+    if report.write_failed() {
+        // Nothing can be recorded: say so before anything runs (the error was printed by the report).
+        return ExitCode::from(2);
+    }
     if subject.starts_with("adapter") && !opts.threads_given {
         // One adapter process serves one session at a time; more threads would only start more processes.
         opts.libtest.test_threads = Some(1);
     }
     let implementation = format!("{} {}", info.name, info.version);
-    let ctx = Arc::new(Context { pool, report, expectations, step_timeout: opts.step_timeout });
+    let index = suite
+        .scenarios
+        .iter()
+        .map(|s| (s.id.clone(), (s.file.clone(), s.rules.clone())))
+        .chain(suite.groups.iter().map(|g| (g.id.clone(), (g.file.clone(), g.rules.clone()))))
+        .chain(suite.sdk.iter().map(|c| (c.id.clone(), (c.file.clone(), c.rules.clone()))))
+        .collect();
+    let ctx = Arc::new(Context {
+        pool,
+        report: Arc::clone(&report),
+        expectations,
+        step_timeout: opts.step_timeout,
+        index,
+        extra: Default::default(),
+        stray_names: Default::default(),
+    });
 
     let mut trials = Vec::new();
     let mut prerecorded: Vec<(String, String, Vec<String>, Verdict)> = Vec::new();
@@ -101,23 +143,24 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         *n += 1;
         if *n == 1 { name } else { format!("{name}#{n}") }
     };
+    // Load errors: never filtered away (see below), so kept here besides their trials.
+    let mut load_errors: Vec<(String, String, Verdict)> = Vec::new();
     for error in suite.errors {
         let name = unique(error.file.clone());
         let verdict = Verdict::new(OutcomeName::Error, Some("scenario"), error.message);
-        let (c, file) = (Arc::clone(&ctx), error.file);
-        trials.push(Trial::test(name.clone(), move || {
-            trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())
-        }));
+        load_errors.push((name, error.file, verdict));
     }
     if let Some(path) = &opts.expectations {
         for problem in problems {
             let file = path.display().to_string();
             let name = unique(format!("{file}:{}", problem.line));
             let message = format!("expectations file {file}:{}: {}", problem.line, problem.message);
-            let verdict = Verdict::new(OutcomeName::Error, Some("harness"), message);
-            let c = Arc::clone(&ctx);
-            trials.push(Trial::test(name.clone(), move || trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())));
+            load_errors.push((name, file, Verdict::new(OutcomeName::Error, Some("harness"), message)));
         }
+    }
+    for (name, file, verdict) in &load_errors {
+        let (c, name, file, verdict) = (Arc::clone(&ctx), name.clone(), file.clone(), verdict.clone());
+        trials.push(Trial::test(name.clone(), move || trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())));
     }
     for planned in suite.scenarios {
         let skip = skip_of(&ctx.expectations, &planned.id, || suite::not_applicable(&planned.scenario, &info));
@@ -173,7 +216,31 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
 
     let args = &opts.libtest;
-    let planned = trials.iter().filter(|t| !args.is_filtered_out(t)).count();
+    let filtered_errors: Vec<&(String, String, Verdict)> = {
+        let kept: HashSet<&str> = trials.iter().filter(|t| !args.is_filtered_out(t)).map(Trial::name).collect();
+        load_errors.iter().filter(|(name, ..)| !kept.contains(name.as_str())).collect()
+    };
+    let planned = trials.iter().filter(|t| !args.is_filtered_out(t)).count() + filtered_errors.len();
+    interrupt::watch(&report, planned, started);
+    if planned == 0 && !listing {
+        let reason = format!(
+            "nothing to run: 0 trials planned ({} loaded from {}; a filter may match none)",
+            loaded,
+            opts.spec.display()
+        );
+        report.abort(0, started.elapsed(), &reason);
+        eprintln!("dsh-harness: {reason}");
+        return ExitCode::from(2);
+    }
+    if !listing && !filtered_errors.is_empty() {
+        // A filter never hides a broken file: record its error anyway, and show it.
+        println!("load errors (recorded whatever the filter):");
+        for (name, file, verdict) in &filtered_errors {
+            let _ = trial::settle(&ctx, name, file, &[], verdict);
+            println!("    {name}: {}: {}", verdict.label(), verdict.message);
+        }
+        println!();
+    }
     let mut skipped = Vec::new();
     if !listing && !args.ignored && !args.include_ignored {
         // Static skips are not run by libtest: record them here, so the report counts them.
@@ -193,6 +260,9 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     if !skipped.is_empty() {
         println!("skipped (not run):\n{}\n", skipped.join("\n"));
     }
+    // Whatever the adapters still send is blamed on the session it names.
+    ctx.blame(ctx.pool.finish(FINISH_WAIT.min(opts.step_timeout)));
+    let planned = planned + ctx.extra.load(Ordering::SeqCst);
     ctx.report.footer(planned, started.elapsed());
     println!("{}", ctx.report.summary(planned, &implementation));
     let executed: usize = ctx.report.counts().values().sum();
@@ -204,6 +274,29 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
 }
 
+
+/// How long the adapters get at the end of the run to exit once their stdin is closed.
+const FINISH_WAIT: Duration = Duration::from_secs(1);
+
+/// Every path named on the command line must exist: a typo never runs an empty suite.
+fn check_paths(opts: &RunOptions) -> Result<(), String> {
+    let dir = |flag: &str, path: &std::path::Path| {
+        if path.is_dir() { Ok(()) } else { Err(format!("{flag} {}: no such directory", path.display())) }
+    };
+    dir("--spec", &opts.spec)?;
+    if let Some(corpus) = &opts.corpus {
+        dir("--corpus", corpus)?;
+    }
+    if let Some(sdk) = &opts.sdk_corpus {
+        dir("--sdk-corpus", sdk)?;
+    }
+    if let Some(path) = &opts.expectations {
+        if !path.is_file() {
+            return Err(format!("--expectations {}: no such file", path.display()));
+        }
+    }
+    Ok(())
+}
 
 /// Why a trial is skipped before it runs, with the skip's kind: listed as `SKIP` in the expectations file
 /// (`expectation`), else whatever `not_applicable` says the subject lacks (`not-applicable`).

@@ -1,8 +1,12 @@
 //! Writing the JSON Lines report, and the run's tally. The records are `dsh_conformance::report`'s
 //! (`ReportLine`: header, trial, footer); this module fills them in from the runner's verdicts.
 //!
-//! Records are written and flushed as trials finish, so a run that dies leaves a report without a footer
-//! (never one that looks complete). Transcripts are kept for every outcome but PASS.
+//! The file is created (truncated) when the run starts, before the adapter is started, so a report of an
+//! earlier run never survives a run that fails early. Records are written and flushed as trials finish,
+//! so a run that dies leaves a report without a footer (never one that looks complete); a run cut short
+//! (initialize failed, version mismatch, nothing planned, SIGINT/SIGTERM) ends with a footer saying why.
+//! A write that fails is reported at once on stderr, and again in the summary line. Transcripts are kept
+//! for every outcome but PASS.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -38,8 +42,13 @@ pub struct TrialRecord<'a> {
 /// The report file (optional) and the tally (always).
 pub struct Report {
     out: Mutex<Option<BufWriter<File>>>,
+    path: Option<String>,
     counts: Mutex<BTreeMap<OutcomeName, usize>>,
     failed: AtomicBool,
+    /// The first write error.
+    error: Mutex<Option<String>>,
+    /// Set once the footer is written: later records are dropped.
+    closed: AtomicBool,
 }
 
 impl Report {
@@ -54,11 +63,18 @@ impl Report {
             }
             None => None,
         };
-        Ok(Report { out: Mutex::new(out), counts: Mutex::new(BTreeMap::new()), failed: AtomicBool::new(false) })
+        Ok(Report {
+            out: Mutex::new(out),
+            path: path.map(|p| p.display().to_string()),
+            counts: Mutex::new(BTreeMap::new()),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        })
     }
 
-    /// Writes the header.
-    pub fn header(&self, info: &SubjectInfo, subject: &str, spec: &Path, expectations: Option<&Path>) {
+    /// Writes the header (`info` is `None` when the subject did not initialize).
+    pub fn header(&self, info: Option<&SubjectInfo>, subject: &str, spec: &Path, expectations: Option<&Path>) {
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let spec = spec.display().to_string();
         let expectations = expectations.map(|p| p.display().to_string());
@@ -87,6 +103,16 @@ impl Report {
     /// Writes the footer; `planned` is the number of trials selected to run.
     pub fn footer(&self, planned: usize, duration: Duration) {
         self.write(&ReportLine::Footer(Footer::new(planned, self.counts(), millis(duration))));
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// Writes the footer of a run cut short for `reason`; records written after it are dropped.
+    pub fn abort(&self, planned: usize, duration: Duration, reason: &str) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let footer = Footer::aborted(planned, self.counts(), millis(duration), reason.to_owned());
+        self.write_line(&ReportLine::Footer(footer));
     }
 
     /// Trials counted so far, per outcome.
@@ -104,10 +130,14 @@ impl Report {
             .collect();
         let unexpected: usize = counts.iter().filter(|(o, _)| o.is_unexpected()).map(|(_, n)| n).sum();
         let parts = if parts.is_empty() { "nothing ran".to_owned() } else { parts.join(", ") };
-        format!(
+        let mut line = format!(
             "conformance of {implementation}: {parts}; {executed} of {planned} planned trials executed; {}",
             if unexpected == 0 { "no unexpected outcomes".to_owned() } else { format!("{unexpected} unexpected") }
-        )
+        );
+        if let Some(error) = self.write_error() {
+            line.push_str(&format!("; FAILED: {error}"));
+        }
+        line
     }
 
     /// Whether writing the report failed at some point.
@@ -115,13 +145,30 @@ impl Report {
         self.failed.load(Ordering::Relaxed)
     }
 
+    /// Why writing the report failed, naming the file, if it did.
+    pub fn write_error(&self) -> Option<String> {
+        self.error.lock().ok().and_then(|e| e.clone())
+    }
+
     fn write(&self, line: &ReportLine) {
+        if !self.closed.load(Ordering::SeqCst) {
+            self.write_line(line);
+        }
+    }
+
+    fn write_line(&self, line: &ReportLine) {
         if let Ok(mut out) = self.out.lock() {
             if let Some(out) = out.as_mut() {
                 let text = line.to_line();
-                // A report that cannot be written must not pass silently.
-                if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
-                    self.failed.store(true, Ordering::Relaxed);
+                // A report that cannot be written must not pass silently: say so at once, and in the summary.
+                if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+                    if !self.failed.swap(true, Ordering::Relaxed) {
+                        let message = format!("cannot write the report {}: {e}", self.path.as_deref().unwrap_or("?"));
+                        eprintln!("dsh-harness: {message}");
+                        if let Ok(mut error) = self.error.lock() {
+                            *error = Some(message);
+                        }
+                    }
                 }
             }
         }

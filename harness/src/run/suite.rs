@@ -132,7 +132,7 @@ fn from_outcome(outcome: &CheckOutcome) -> Verdict {
     let detail = match outcome {
         CheckOutcome::Skip { kind, .. } => Some(kind.as_str()),
         CheckOutcome::Error { kind, .. } => Some(kind.as_str()),
-        CheckOutcome::Timeout { step } => Some(step.as_str()),
+        CheckOutcome::Timeout { step, .. } => Some(step.as_str()),
         CheckOutcome::Crash { status, .. } => Some(status.as_str()),
         CheckOutcome::Pass | CheckOutcome::Fail { .. } | CheckOutcome::XFail { .. } | CheckOutcome::XPass { .. } => None,
     };

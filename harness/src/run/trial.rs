@@ -1,8 +1,17 @@
 //! One trial: lease a subject, check the scenario (or validation-corpus group, or SDK-corpus case) on a large-stack thread, apply the expectations, record,
 //! and tell libtest-mimic.
+//!
+//! Strays (`dsh_conformance::subject::Stray`: a message of a session already closed) are blamed on the
+//! session they carry: on the trial just run when it is that session (its verdict becomes
+//! `ERROR(adapter)`), else as one more `ERROR(adapter)` record named `<session> (after close)`, counted in
+//! the planned total, so the culprit is named and the innocent trial in flight is not failed.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use dsh_conformance::subject::Stray;
 
 use dsh_conformance::corpus::Group;
 use dsh_conformance::sdk_corpus::SdkCase;
@@ -26,18 +35,56 @@ pub struct Context {
     /// The subjects.
     pub pool: Pool,
     /// The report and tally.
-    pub report: Report,
+    pub report: Arc<Report>,
     /// The expectations file (empty when none).
     pub expectations: Expectations,
     /// Per-request timeout.
     pub step_timeout: Duration,
+    /// Every trial id → (file, rules), to record a stray against the trial it blames.
+    pub index: HashMap<String, (String, Vec<String>)>,
+    /// Records added for strays (counted in the planned total).
+    pub extra: AtomicUsize,
+    /// Names already used by stray records.
+    pub stray_names: Mutex<HashMap<String, usize>>,
+}
+
+impl Context {
+    /// Records strays that blame sessions other than the trial in flight, one record per session.
+    pub fn blame(&self, strays: Vec<Stray>) {
+        let mut by_session: Vec<(String, Vec<String>)> = Vec::new();
+        for stray in strays {
+            let session = stray.session.unwrap_or_else(|| "(no session)".into());
+            match by_session.iter_mut().find(|(s, _)| *s == session) {
+                Some((_, messages)) => messages.push(stray.message),
+                None => by_session.push((session, vec![stray.message])),
+            }
+        }
+        for (session, messages) in by_session {
+            let mut name = format!("{session} (after close)");
+            if let Ok(mut names) = self.stray_names.lock() {
+                let n = names.entry(name.clone()).or_default();
+                *n += 1;
+                if *n > 1 {
+                    name = format!("{name}#{n}");
+                }
+            }
+            let (file, rules) = self.index.get(&session).cloned().unwrap_or_default();
+            let message = format!("the adapter sent messages of session {session} after it was closed:\n{}", messages.join("\n"));
+            let verdict = Verdict::new(OutcomeName::Error, Some("adapter"), message);
+            println!("{name}: {}: {}", verdict.label(), verdict.message);
+            self.extra.fetch_add(1, Ordering::SeqCst);
+            let record = TrialRecord { id: &name, file: &file, rules: &rules, verdict: &verdict, expected: None, duration: Duration::ZERO };
+            self.report.record(&record);
+        }
+    }
 }
 
 /// Runs one scenario as a trial.
 pub fn run_scenario(ctx: &Arc<Context>, id: &str, file: &str, rules: &[String], scenario: Scenario) -> Result<Completion, Failed> {
     let started = Instant::now();
     let shared = Arc::clone(ctx);
-    let verdict = on_big_stack(move || check(&shared, scenario));
+    let session = id.to_owned();
+    let verdict = on_big_stack(move || check(&shared, &session, scenario));
     let entry = ctx.expectations.get(id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
@@ -51,7 +98,7 @@ pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed>
     let (id, file, rules) = (group.id.clone(), group.file.clone(), group.rules.clone());
     let shared = Arc::clone(ctx);
     let verdict = on_big_stack(move || {
-        leased(&shared, |subject, timeout| {
+        leased(&shared, &group.id.clone(), |subject, timeout| {
             let checked = suite::check_group(subject, &group, timeout);
             // Groups may hold deep values: take them apart here, on the trial's large stack.
             drop(group);
@@ -70,7 +117,8 @@ pub fn run_sdk(ctx: &Arc<Context>, case: SdkCase) -> Result<Completion, Failed> 
     let started = Instant::now();
     let (id, file, rules) = (case.id.clone(), case.file.clone(), case.rules.clone());
     let shared = Arc::clone(ctx);
-    let verdict = on_big_stack(move || leased(&shared, |subject, timeout| suite::check_sdk(subject, &case, timeout)));
+    let verdict =
+        on_big_stack(move || leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, &case, timeout)));
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
@@ -86,8 +134,8 @@ pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &V
     to_libtest(verdict)
 }
 
-fn check(ctx: &Context, scenario: Scenario) -> Verdict {
-    leased(ctx, |subject, timeout| {
+fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
+    leased(ctx, session, |subject, timeout| {
         let checked = suite::check(subject, &scenario, timeout);
         // Scenarios may hold deep values: take them apart here, on the trial's large stack.
         drop(scenario);
@@ -95,18 +143,41 @@ fn check(ctx: &Context, scenario: Scenario) -> Verdict {
     })
 }
 
-/// Leases a subject, runs `f` on it, and gives it back (to be restarted when `f` says so or the outcome
-/// left it in an unknown state).
-fn leased(ctx: &Context, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
+/// Leases a subject, runs `f` (the trial of `session`) on it, and gives it back (to be restarted when `f`
+/// says so or the outcome left it in an unknown state).
+fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
     let mut lease = match ctx.pool.lease() {
         Ok(lease) => lease,
-        Err(e) => return suite::subject_error(e, "initialize (adapter restart)"),
+        Err((e, stderr_tail)) => {
+            let mut verdict = suite::subject_error(e, "initialize (adapter restart)");
+            if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(&stderr_tail) {
+                verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
+            }
+            return verdict;
+        }
     };
     let _stale = lease.subject.take_transcript();
+    ctx.blame(lease.subject.take_strays());
     let (mut verdict, restart) = f(&mut *lease.subject, ctx.step_timeout);
     let transcript = lease.subject.take_transcript();
     if verdict.transcript.is_empty() {
         verdict.transcript = transcript;
+    }
+    let (mine, others): (Vec<Stray>, Vec<Stray>) =
+        lease.subject.take_strays().into_iter().partition(|s| s.session.as_deref() == Some(session));
+    ctx.blame(others);
+    if !mine.is_empty() {
+        let messages = mine.into_iter().map(|s| s.message).collect::<Vec<_>>().join("\n");
+        match verdict.outcome {
+            OutcomeName::Pass | OutcomeName::Fail => {
+                let earlier =
+                    if verdict.outcome == OutcomeName::Pass { String::new() } else { format!("\n(before that: FAIL: {})", verdict.message) };
+                verdict.outcome = OutcomeName::Error;
+                verdict.detail = Some("adapter".into());
+                verdict.message = format!("{messages}{earlier}");
+            }
+            _ => verdict.message = format!("{}\n{messages}", verdict.message),
+        }
     }
     lease.needs_restart = restart
         || matches!(verdict.outcome, OutcomeName::Crash | OutcomeName::Timeout)

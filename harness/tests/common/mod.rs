@@ -141,3 +141,114 @@ impl Report {
 pub fn text(output: &Output) -> String {
     format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
+
+/// The hostile fake adapter (`common/hostile.py`): faults picked by a word in the session id.
+pub const HOSTILE_ADAPTER: &str = include_str!("hostile.py");
+
+/// Writes the hostile adapter into `dir` and returns its command line; its marker files go to `dir`.
+pub fn hostile_adapter(dir: &Path) -> String {
+    let path = dir.join("hostile.py");
+    std::fs::write(&path, HOSTILE_ADAPTER).expect("write hostile adapter");
+    format!("FAKE_DIR='{}' python3 -u '{}'", dir.display(), path.display())
+}
+
+/// A finished run of the harness under a time limit, with its peak resident memory.
+pub struct Bounded {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Highest VmRSS seen while it ran, in KiB.
+    pub peak_rss_kib: u64,
+    pub stdout_len: u64,
+}
+
+impl Bounded {
+    pub fn log(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the built harness with `args`, killing it (and failing the test) if it runs longer than `limit`.
+pub fn harness_bounded(dir: &Path, args: &[&str], envs: &[(&str, &str)], limit: std::time::Duration) -> Bounded {
+    harness_driven(dir, args, envs, limit, |_| {})
+}
+
+/// Like [`harness_bounded`], calling `drive(pid)` every 20 ms while the harness runs.
+pub fn harness_driven(
+    dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    limit: std::time::Duration,
+    mut drive: impl FnMut(u32),
+) -> Bounded {
+    let out = dir.join("harness.stdout");
+    let err = dir.join("harness.stderr");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dsh-harness"));
+    command.args(args).stdout(std::fs::File::create(&out).expect("stdout file")).stderr(std::fs::File::create(&err).expect("stderr file"));
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("spawn dsh-harness");
+    let started = std::time::Instant::now();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        peak = peak.max(rss_kib(child.id()));
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the harness ran longer than {limit:?} (hung): {}", std::fs::read_to_string(&out).unwrap_or_default());
+        }
+        drive(child.id());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stdout_len = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let read = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap_or_default();
+        String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 20)]).into_owned()
+    };
+    Bounded { status, stdout: read(&out), stderr: read(&err), peak_rss_kib: peak, stdout_len }
+}
+
+/// VmRSS of a process in KiB (0 when unknown).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether a process is alive (running, not a zombie).
+pub fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+    matches!(state, Some(s) if s != "Z" && s != "X")
+}
+
+/// Pids listed one a line in a file written by the hostile adapter.
+pub fn pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// A fake spec dir under `dir` with the test catalog and `scenarios` (file name → text).
+pub fn spec_with(dir: &Path, scenarios: &[(&str, String)]) -> PathBuf {
+    let spec = dir.join("spec");
+    write_files(&spec, &[("rules/t.yaml", RULES)]);
+    for (file, text) in scenarios {
+        write_files(&spec, &[(&format!("scenarios/t/{file}"), text.as_str())]);
+    }
+    spec
+}
+
+/// At most 3000 bytes of `text`, for assertion messages.
+pub fn short(text: &str) -> String {
+    let mut cut = text.len().min(3000);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text[..cut].to_owned()
+}
