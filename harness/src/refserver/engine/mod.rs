@@ -1,5 +1,6 @@
 //! The `dsh-tools` side of a session: builds the `ToolRuntime` from `setup` (agents, then tools, then
-//! hooks, in order), installs the subject's own observers, and serves the registry requests.
+//! hooks, in order), installs the subject's own observers, and holds what the session registered; the
+//! registry requests it serves are in `requests.rs`.
 //!
 //! Every hook kind is mounted (`prepend: true` through the runtime's `prepend_*` registrations), the
 //! approval seam when `setup.approval` is present, agent masks (`scope/restrict`) and presentations
@@ -15,11 +16,12 @@ use dsh_conformance::listener::{
     ChangeListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
 };
 use dsh_tools::{
-    ExecutionMode, HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolFilter, ToolMode, ToolRuntime, ToolsConfig,
+    HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolMode, ToolRuntime, ToolsConfig,
     pre_execute_fn,
 };
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
+
+mod requests;
 
 use super::deep;
 use super::fixtures::approval::FixtureApproval;
@@ -352,141 +354,6 @@ impl Engine {
         }))
     }
 
-    /// Serves a request the engine owns; `None` for an unknown method.
-    pub fn handle(&self, method: &str, params: Params<'_>) -> Option<Result<Value, Failure>> {
-        let outcome = match method {
-            "tools/register" => self.tools_register(params),
-            "hooks/add" => self.hooks_add(params),
-            "scope/open" => params.str("agent").and_then(|a| self.open_agent(a)).map(|()| json!({})),
-            "scope/drop" => params.str("agent").and_then(|a| self.drop_agent(a)).map(|()| json!({})),
-            "handle/dispose" => self.dispose(params),
-            "tools/get" => self.get(params),
-            "tools/schemas" => self.schemas(params),
-            "tools/executionMode" => self.execution_mode(params),
-            "scope/restrict" => self.restrict(params),
-            "scope/presentAs" => self.present_as(params),
-            "prompt/assemble" => params
-                .opt_str("agent")
-                .and_then(|agent| self.agent_key(agent))
-                .and_then(|scope| super::prompt::assemble(&self.prompt, scope.as_ref())),
-            "sdk/render" => sdk_render(params),
-            _ => return super::schema::handle(method, params),
-        };
-        Some(outcome)
-    }
-
-    fn tools_register(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let outcome = match self.register(params.str("tool")?, params.opt_str("as")?)? {
-            Ok(()) => json!({ "ok": true }),
-            Err(e) => json!({ "threw": { "message": e.message, "name": e.name } }),
-        };
-        Ok(json!({ "outcome": outcome }))
-    }
-
-    fn hooks_add(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let alias = params.opt_str("as")?;
-        match params.str("kind")? {
-            "preExecute" => self.add_pre_execute(&params.parse("listener")?, alias)?,
-            "guards" => self.add_guard(&params.parse("listener")?, alias)?,
-            "execute" => self.add_execute(&params.parse("listener")?, alias)?,
-            "postExecute" => self.add_post_execute(&params.parse("listener")?, alias)?,
-            "results" => self.add_results(&params.parse("listener")?, alias)?,
-            "changes" => self.add_changes(&params.parse("listener")?, alias)?,
-            other => return Err(Failure::params(format!("unknown hook kind {other:?}"))),
-        }
-        Ok(json!({ "outcome": { "ok": true } }))
-    }
-
-    /// `tools.restrict` through the agent's scope; the mask is kept under `as` when given, otherwise it
-    /// stays until the agent is dropped (upstream's adapter then loses the disposer, not the mask).
-    fn restrict(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let agent = params.str("agent")?;
-        let Some(key) = self.registering_scope(Some(agent))? else {
-            return Err(Failure::unknown("agent", agent));
-        };
-        let filter = ToolFilter { allow: params.opt_parse("allow")?, deny: params.opt_parse("deny")? };
-        let outcome = match self.runtime.restrict(&key, filter) {
-            Ok(mask) => {
-                let held = Held { agent: Some(agent.to_owned()), _guard: Guard::Hook(mask) };
-                match params.opt_str("as")? {
-                    Some(alias) => self.hold(alias.to_owned(), held),
-                    None => self.state().orphans.push(held),
-                }
-                json!({ "ok": true })
-            }
-            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
-        };
-        Ok(json!({ "outcome": outcome }))
-    }
-
-    /// `tools.presentAs` through the agent's scope, or from the plain context when no agent is named
-    /// (which upstream rejects; so does the reference). Held under `as`, else until the agent is dropped.
-    fn present_as(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let agent = params.opt_str("agent")?;
-        let scope = self.registering_scope(agent)?;
-        let mode_name = params.str("mode")?;
-        let mode = ToolMode::parse(mode_name).ok_or_else(|| Failure::params(format!("unknown mode {mode_name:?}")))?;
-        let outcome = match self.runtime.present_as(scope.as_ref(), mode) {
-            Ok(guard) => {
-                let held = Held { agent: agent.map(str::to_owned), _guard: Guard::Hook(guard) };
-                match params.opt_str("as")? {
-                    Some(alias) => self.hold(alias.to_owned(), held),
-                    None => self.state().orphans.push(held),
-                }
-                json!({ "ok": true })
-            }
-            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
-        };
-        Ok(json!({ "outcome": outcome }))
-    }
-
-    fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let handle = params.str("handle")?;
-        let held = {
-            let mut state = self.state();
-            match state.handles.remove(handle) {
-                Some(held) => {
-                    state.disposed.insert(handle.to_owned());
-                    held
-                }
-                // A handle stays valid: its disposer ran already, and running it again changes nothing.
-                None if state.disposed.contains(handle) => return Ok(json!({})),
-                None => return Err(Failure::unknown("handle", handle)),
-            }
-        };
-        drop(held);
-        Ok(json!({}))
-    }
-
-    fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let agent = self.agent_key(params.opt_str("agent")?)?;
-        let tool = self.runtime.get(params.str("name")?, agent.as_ref());
-        Ok(deep::object([("tool", tool.map(|t| t.to_json()).unwrap_or(Value::Null))]))
-    }
-
-    fn schemas(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let agent = self.agent_key(params.opt_str("agent")?)?;
-        let schemas: Vec<Value> = self.runtime.schemas(agent.as_ref()).iter().map(|s| s.to_json()).collect();
-        Ok(deep::object([("schemas", Value::Array(schemas))]))
-    }
-
-    fn execution_mode(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let input = ToolExecutionInput {
-            call_id: String::new(),
-            name: params.str("name")?.to_owned(),
-            arguments: params.get("arguments").map(deep::clone).unwrap_or(Value::Null),
-            signal: CancellationToken::new(),
-            agent: self.agent_key(params.opt_str("agent")?)?,
-            parent: None,
-        };
-        let mode = match self.runtime.execution_mode(&input) {
-            ExecutionMode::Parallel => "parallel",
-            ExecutionMode::Exclusive => "exclusive",
-        };
-        deep::dismantle(input.arguments);
-        Ok(json!({ "mode": mode }))
-    }
-
     /// Attach `call/abort`'s reason to the call's execution before its signal is cancelled.
     pub fn note_abort_reason(&self, call_id: &str, reason: &Value) {
         if let Some(token) = self.shared.token(call_id) {
@@ -501,7 +368,6 @@ impl Engine {
     }
 }
 
-/// Setup fields naming seams or modes the reference does not have.
 /// The `tools` config the setup asks for (`mode`, `maxParallelSubCalls`).
 fn tools_config(setup: &Setup) -> ToolsConfig {
     let mode = match setup.mode {
@@ -515,29 +381,4 @@ fn tools_config(setup: &Setup) -> ToolsConfig {
     let mut config = ToolsConfig::with_mode(mode);
     config.max_parallel_sub_calls = max_parallel_sub_calls;
     config
-}
-
-/// `sdk/render`: `dsh_tools::sdk` renders the tool list (upstream `renderToolsSdk` / `renderToolsSdkPy`).
-/// A list whose structure the reference cannot read is a `TypeError` outcome with the reference's
-/// message (upstream's JavaScript `TypeError` texts are not reproduced).
-fn sdk_render(params: Params<'_>) -> Result<Value, Failure> {
-    let render: fn(&[dsh_tools::sdk::SdkToolSchema]) -> String = match params.str("language")? {
-        "typescript" => dsh_tools::sdk::render_tools_sdk,
-        "python" => dsh_tools::sdk::render_tools_sdk_py,
-        other => return Err(Failure::params(format!("unknown SDK language {other:?}"))),
-    };
-    let tools = deep::clone(params.req("tools")?);
-    match dsh_tools::sdk::parse_tool_list(tools) {
-        Ok(list) => {
-            let text = render(&list);
-            for tool in list {
-                deep::dismantle(tool.parameters);
-                if let Some(output) = tool.output {
-                    deep::dismantle(output);
-                }
-            }
-            Ok(json!({ "outcome": { "ok": true }, "text": text }))
-        }
-        Err(e) => Ok(json!({ "outcome": { "threw": { "message": e.to_string(), "name": "TypeError" } } })),
-    }
 }
