@@ -227,9 +227,9 @@ fn js_number(n: &Number) -> Option<Number> {
     const SAFE: u64 = 1 << 53;
     let rounded = |f: f64| -> Number {
         // 2^64 and -2^63 bound the integers serde_json can hold exactly.
-        if f >= 0.0 && f < 18_446_744_073_709_551_616.0 {
+        if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
             Number::from(f as u64)
-        } else if f < 0.0 && f >= -9_223_372_036_854_775_808.0 {
+        } else if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
             Number::from(f as i64)
         } else {
             Number::from_f64(f).unwrap_or_else(|| Number::from(0))
