@@ -182,6 +182,9 @@ pub enum RegisterErrorKind {
     ReservedName,
     /// The name is already registered in this layer (upstream `Error`).
     Duplicate,
+    /// A `tools/change` observer panicked (threw) while the registration was announced; the entry was
+    /// rolled back (upstream: the listener's error propagates out of `register`).
+    ChangeListener,
 }
 
 /// A rejected registration: the upstream error class name and its exact message.

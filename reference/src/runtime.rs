@@ -249,7 +249,10 @@ impl ToolRuntime {
     }
 
     /// Observe registry changes (`tools/change`): one call per successful registration and per effective
-    /// disposal (guards emit none).
+    /// disposal (guards emit none). An observer that panics — throws, in upstream's terms — stops that
+    /// notification; when it announced a registration, [`register`](Self::register) fails with the panic's
+    /// message ([`RegisterErrorKind::ChangeListener`](crate::RegisterErrorKind::ChangeListener)) and the
+    /// tool is not registered (REG-022).
     pub fn on_change(&self, observer: ChangeObserver) -> HookGuard {
         self.inner.pipeline.registry.changes.add(None, observer)
     }

@@ -8,7 +8,7 @@
 //! `registration.rs` (the RAII handle). The `run_code` transport is supplied from above through
 //! `ReservedTransport`.
 //!
-//! Spec: REG-001..REG-004, REG-011..REG-014, REG-019, SCOPE-016.
+//! Spec: REG-001..REG-004, REG-011..REG-014, REG-019, REG-022, SCOPE-016.
 
 mod compile;
 mod guards;
@@ -106,11 +106,17 @@ impl Registry {
         self.layers.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Emit `tools/change` (outside every lock); observer panics are contained.
-    fn notify_change(&self) {
+    /// Emit `tools/change` (outside every lock). An observer that panics — a thrown error, in upstream's
+    /// terms — stops the emission, as a throwing listener stops cordis' `emit`; its message is returned
+    /// for the caller that can fail ([`Registry::register`]), and ignored by the others.
+    fn notify_change(&self) -> Result<(), String> {
+        let mut failure = None;
         self.changes.for_each(|observer| {
-            let _ = crate::callback::contain(|| observer());
+            if failure.is_none() {
+                failure = crate::callback::contain(|| observer()).err();
+            }
         });
+        failure.map_or(Ok(()), Err)
     }
 
     /// Dispose everything a scope registered in its own layer (tools, guards, restrictions), as disposing
@@ -121,7 +127,7 @@ impl Registry {
             let count = layer.tools.len() + layer.restrictions.len() + usize::from(layer.mode.is_some());
             drop(layer);
             for _ in 0..count {
-                self.notify_change();
+                let _ = self.notify_change();
             }
         }
     }
@@ -163,33 +169,40 @@ impl Registry {
             layer.tools.insert(Arc::clone(&name), ToolEntry { id, tool });
             layer.order.insert(id, Arc::clone(&name));
         }
-        self.notify_change();
+        if let Err(message) = self.notify_change() {
+            // A throwing `tools/change` listener makes `register` throw: the entry is rolled back
+            // without a second notification, so the name can be registered again later.
+            drop(self.take_entry(scope, &name, id));
+            return Err(RegisterError::new(RegisterErrorKind::ChangeListener, "Error", message));
+        }
         Ok(Registration { registry: Arc::downgrade(self), scope: scope.cloned(), name, id, active: true })
     }
 
-    pub(crate) fn unregister(&self, scope: Option<&ScopeKey>, name: &str, id: u64) {
-        // Take the entry out under the lock; drop it after releasing it.
-        let removed;
-        {
-            let mut layers = self.write();
-            let layer = match scope {
-                None => Some(&mut layers.global),
-                Some(key) => layers.scoped.get_mut(key),
-            };
-            let Some(layer) = layer else { return };
-            removed = match layer.tools.get(name) {
-                Some(entry) if entry.id == id => Some(Arc::clone(&entry.tool)),
-                _ => None,
-            };
-            layer.remove_tool(name, id);
-            let empty = layer.is_empty();
-            if let (Some(key), true) = (scope, empty) {
-                layers.scoped.remove(key);
-            }
+    /// Take registration `id` of `name` out of its layer (removing an emptied scope layer); the caller
+    /// drops it after the lock is released.
+    fn take_entry(&self, scope: Option<&ScopeKey>, name: &str, id: u64) -> Option<Arc<RegisteredTool>> {
+        let mut layers = self.write();
+        let layer = match scope {
+            None => Some(&mut layers.global),
+            Some(key) => layers.scoped.get_mut(key),
+        }?;
+        let removed = match layer.tools.get(name) {
+            Some(entry) if entry.id == id => Some(Arc::clone(&entry.tool)),
+            _ => None,
+        };
+        layer.remove_tool(name, id);
+        let empty = layer.is_empty();
+        if let (Some(key), true) = (scope, empty) {
+            layers.scoped.remove(key);
         }
+        removed
+    }
+
+    pub(crate) fn unregister(&self, scope: Option<&ScopeKey>, name: &str, id: u64) {
+        let removed = self.take_entry(scope, name, id);
         if removed.is_some() {
             drop(removed);
-            self.notify_change();
+            let _ = self.notify_change();
         }
     }
 
@@ -257,6 +270,21 @@ mod tests {
         let resolved = registry.resolve("a", Some(&scope));
         let local_a = registry.read().scoped.get(&scope).and_then(|l| l.tools.get("a").map(|e| Arc::clone(&e.tool)));
         assert!(matches!((resolved, local_a), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y)));
+    }
+
+    #[test]
+    fn a_panicking_change_observer_rolls_the_registration_back() {
+        let registry = Arc::new(Registry::default());
+        let observer = registry.changes.add(None, Arc::new(|| panic!("observer failed")));
+        let scope = ScopeKey::new("agent");
+        for layer in [None, Some(&scope)] {
+            let rejected = registry.register(def("a"), layer);
+            assert!(matches!(&rejected, Err(e) if e.kind == RegisterErrorKind::ChangeListener && e.message == "observer failed"));
+            assert!(registry.resolve("a", layer).is_none());
+        }
+        assert!(registry.read().scoped.is_empty());
+        drop(observer);
+        assert!(registry.register(def("a"), None).is_ok());
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl Registry {
             }
             layer.mode = Some((id, mode));
         }
-        self.notify_change();
+        let _ = self.notify_change();
         let weak = Arc::downgrade(self);
         let scope = scope.clone();
         Ok(HookGuard::new(move || {
@@ -85,7 +85,7 @@ impl Registry {
                 true
             };
             if withdrawn {
-                registry.notify_change();
+                let _ = registry.notify_change();
             }
         }))
     }

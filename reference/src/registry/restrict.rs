@@ -58,7 +58,7 @@ impl Registry {
             let mut layers = self.write();
             layers.scoped.entry(scope.clone()).or_default().restrictions.push((id, Arc::new(filter)));
         }
-        self.notify_change();
+        let _ = self.notify_change();
         let weak = Arc::downgrade(self);
         let scope = scope.clone();
         Ok(HookGuard::new(move || {
@@ -75,7 +75,7 @@ impl Registry {
                 removed
             };
             if removed {
-                registry.notify_change();
+                let _ = registry.notify_change();
             }
         }))
     }
