@@ -20,7 +20,7 @@ use crate::presentation::{PresentAsError, PresentAsErrorKind, RUN_CODE_NAME, Too
 use crate::prompt::{PromptError, PromptSection, SectionText, SystemPrompt, ToolProviderResult};
 use crate::registry::Registry;
 use crate::scope::ScopeKey;
-use crate::sdk::{SdkToolSchema, render_tools_sdk, render_tools_sdk_py};
+use crate::sdk::{SdkToolSchema, renderer};
 
 /// The name of the section stating the `code` collapse.
 pub const CODE_ONLY_SECTION: &str = "tools:code-only";
@@ -32,42 +32,11 @@ pub const CODE_ONLY_INSTRUCTION: &str = "`run_code` is the only tool you can cal
 pub const SDK_SECTION: &str = "tools:sdk";
 /// Its order.
 pub const SDK_SECTION_ORDER: f64 = 150.0;
-/// The runtime languages with an SDK renderer, in upstream's table order.
-pub const SDK_LANGUAGES: &[&str] = &["typescript", "python"];
+pub use crate::sdk::SDK_LANGUAGES;
 
-/// The SDK renderer of a runtime language.
-fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
-    match language {
-        "typescript" => Some(render_tools_sdk),
-        "python" => Some(render_tools_sdk_py),
-        _ => None,
-    }
-}
-
-/// A JavaScript `JSON.stringify` of a string.
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
-
-/// Upstream `requireCodeRuntime(mode)`: the mounted runtime, provided its language has an SDK renderer;
-/// otherwise the actionable misconfiguration error (`mode` is the presentation that needed it).
-pub(crate) fn require_code_runtime(
-    runtime: Option<Arc<dyn CodeRuntime>>,
-    mode: ToolMode,
-) -> Result<Arc<dyn CodeRuntime>, PromptError> {
-    let Some(runtime) = runtime else {
-        return Err(PromptError::new(format!(
-            "dsh-tools: mode \"{mode}\" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\""
-        )));
-    };
-    if renderer(runtime.language()).is_none() {
-        let known = SDK_LANGUAGES.iter().map(|l| quoted(l)).collect::<Vec<_>>().join(", ");
-        return Err(PromptError::new(format!(
-            "dsh-tools: no SDK renderer registered for runtime language {} (known: {known})",
-            quoted(runtime.language())
-        )));
-    }
-    Ok(runtime)
+/// [`require_code_runtime`](crate::code::bridge::require_code_runtime) as the prompt service throws it.
+fn require_code_runtime(runtime: Option<Arc<dyn CodeRuntime>>, mode: ToolMode) -> Result<Arc<dyn CodeRuntime>, PromptError> {
+    crate::code::bridge::require_code_runtime(runtime, mode).map_err(PromptError::new)
 }
 
 /// What the SDK renderers consume for `scope`: every tool `registry` shows it (presentation order, without
@@ -274,7 +243,7 @@ mod tests {
         let _own = rt.register(tool("mine"), Some(&agent)).map_err(|e| PromptError::new(e.message))?;
         let _mounted = rt.mount_code_runtime(Arc::new(Fake("python")));
         let declared = rt.present_as(Some(&agent), ToolMode::Code).map_err(|e| PromptError::new(e.message))?;
-        let sdk = render_tools_sdk_py(&rt.sdk_schemas(Some(&agent)));
+        let sdk = crate::sdk::render_tools_sdk_py(&rt.sdk_schemas(Some(&agent)));
         assert!(sdk.contains("mine") && sdk.contains("zeta"));
         assert_eq!(
             section_texts(&prompt, Some(&agent))?[2..],

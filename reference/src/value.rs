@@ -5,7 +5,7 @@
 //! Every walk here uses an explicit work stack: `serde_json::Value`'s own `clone`, `drop`, `==` and
 //! `Debug` recurse and overflow on values 100,000 levels deep.
 //!
-//! Spec: ARG-001, ARG-002, OUT-004, OUT-010, OUT-011.
+//! Spec: ARG-001, ARG-002, OUT-004, OUT-010, OUT-011, OUT-014.
 
 use std::fmt::Write as _;
 

@@ -153,8 +153,9 @@ impl Graph {
     }
 }
 
-/// One circle per strongly connected component of more than one node (or a self-loop), as a closed walk
-/// `[a, b, ..., a]` found by a depth-first search inside the component.
+/// Circles as closed walks `[a, b, ..., a]`: from each module not yet on a reported circle, a depth-first
+/// search for a path back to it. Every module on a circle is on some reported walk (a component may be
+/// reported by more than one walk).
 fn cycles<'a>(adjacency: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<Vec<&'a str>> {
     let mut out = Vec::new();
     let mut reported: BTreeSet<&str> = BTreeSet::new();

@@ -42,6 +42,7 @@ use crate::execution::{ToolExecutionInput, ToolRunContext};
 use crate::hooks::{HookList, Slot};
 use crate::pipeline::Pipeline;
 use crate::presentation::{RUN_CODE_NAME, ToolMode};
+use crate::sdk::{SDK_LANGUAGES, renderer};
 
 /// The reason the run signal aborts with once the run resolved.
 pub const SETTLED_REASON: &str = "run_code settled";
@@ -59,23 +60,22 @@ pub(crate) struct TransportHost {
     pub(crate) dispatch_log: Arc<HookList<CodeDispatchObserver>>,
 }
 
-/// The language keys an SDK renderer exists for (upstream `SDK_RENDERERS`).
-const SDK_LANGUAGES: [&str; 2] = ["typescript", "python"];
-
-/// Upstream `requireCodeRuntime(mode)`: the mounted runtime, or the misconfiguration error.
-fn require_runtime(runtime: Option<Arc<dyn CodeRuntime>>, mode: ToolMode) -> Result<Arc<dyn CodeRuntime>, ToolFailure> {
+/// Upstream `requireCodeRuntime(mode)`: the mounted runtime, provided its language has an SDK renderer;
+/// otherwise the actionable misconfiguration message (`mode` is the presentation that needed it). The
+/// `run_code` body and the prompt contribution both check this, each throwing its own error type.
+pub(crate) fn require_code_runtime(runtime: Option<Arc<dyn CodeRuntime>>, mode: ToolMode) -> Result<Arc<dyn CodeRuntime>, String> {
     let Some(runtime) = runtime else {
-        return Err(ToolFailure::message(format!(
+        return Err(format!(
             "dsh-tools: mode \"{mode}\" requires a code runtime — load a ctx.codeRuntime implementation (e.g. @deepseek-ai/dsh-code-runtime-worker-thread) or set tools mode to \"native\""
-        )));
+        ));
     };
-    if !SDK_LANGUAGES.contains(&runtime.language()) {
+    if renderer(runtime.language()).is_none() {
         let known: Vec<String> = SDK_LANGUAGES.iter().map(|l| json_string(l)).collect();
-        return Err(ToolFailure::message(format!(
+        return Err(format!(
             "dsh-tools: no SDK renderer registered for runtime language {} (known: {})",
             json_string(runtime.language()),
             known.join(", ")
-        )));
+        ));
     }
     Ok(runtime)
 }
@@ -104,7 +104,7 @@ pub(crate) async fn execute(
     let Some(pipeline) = host.pipeline.upgrade() else {
         return Err(ToolFailure::message("dsh-tools: the tool runtime was dropped"));
     };
-    let runtime = require_runtime(host.runtime.get(), default_mode)?;
+    let runtime = require_code_runtime(host.runtime.get(), default_mode).map_err(ToolFailure::message)?;
     let program = args.get("code").and_then(Value::as_str).unwrap_or_default().to_owned();
     let run_signal = RunSignal::new();
     let queue = Arc::new(Queue::default());

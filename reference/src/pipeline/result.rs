@@ -1,9 +1,9 @@
 //! Finish: materialize the result as lossless JSON (content, meta and contexts; a lossy one — holding
 //! `-0` — becomes the failure [`LOSSY_RESULT`]), apply the content finalizer captured at entry (it may
 //! replace only content; its failure becomes the result, unfinalized), materialize again (a lossy
-//! finalizer output becomes the same failure, not finalized a second time), then notify `tools/result` observers — resolved now, registration order,
-//! scoped observers only for their agent — exactly once with the final result, and return it. Observer
-//! panics are contained.
+//! finalizer output becomes the same failure, not finalized a second time), then notify `tools/result`
+//! observers — resolved now, registration order, scoped observers only for their agent — exactly once
+//! with the final result, and return it. Observer panics are contained.
 //!
 //! Spec: PIPE-011, PIPE-012, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009.
 

@@ -3,7 +3,7 @@
 //! stage); then output presence, output schema subset, `timeoutMs`, reserved name (the `register`
 //! stage). The layer-dependent duplicate check is the registry's own ([`super::Registry::register`]).
 //!
-//! Spec: REG-005..REG-011.
+//! Spec: REG-005..REG-011, REG-020.
 
 use std::sync::Arc;
 

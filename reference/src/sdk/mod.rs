@@ -20,6 +20,18 @@ mod unicode_tables;
 use serde_json::Value;
 
 pub use input::{SdkInputError, parse_tool_list};
+
+/// The program languages with an SDK renderer, in upstream's table order (`SDK_RENDERERS`).
+pub const SDK_LANGUAGES: &[&str] = &["typescript", "python"];
+
+/// The SDK renderer of a program language (upstream `SDK_RENDERERS[language]`).
+pub fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
+    match language {
+        "typescript" => Some(render_tools_sdk),
+        "python" => Some(render_tools_sdk_py),
+        _ => None,
+    }
+}
 pub use py::{json_schema_to_py, render_tools_sdk_py};
 pub use ts::{json_schema_to_ts, render_tools_sdk};
 
