@@ -3,8 +3,9 @@
 //! `toolOrder` may list), the `tools:code-only` section (order 99: the code collapse stated to the model)
 //! and the `tools:sdk` section (order 150: the SDK text of the mounted runtime's language). Both sections
 //! are registered globally when the config mode is not native and in a scope by a non-native
-//! `presentAs`; they render empty where they do not apply. Also the code-runtime requirement
-//! (`require_code_runtime`) with upstream's messages, and what the SDK renderers consume for a scope.
+//! `presentAs`; they render empty where they do not apply. A non-native assembly requires the code
+//! runtime through the bridge's check (`code::bridge::require_code_runtime`, thrown here as a
+//! `PromptError`). Also what the SDK renderers consume for a scope.
 //!
 //! The layer just below the [`crate::ToolRuntime`] facade: it reads the registry and the code runtime
 //! mount point the facade hands it, through weak handles (the prompt service must not keep the runtime
