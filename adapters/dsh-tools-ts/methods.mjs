@@ -112,7 +112,8 @@ export const METHODS = {
   },
 
   'scope/open'(params, session) {
-    session.openAgent(need(params, 'agent', 'string'));
+    const parent = params.parent ?? undefined;
+    session.openAgent(need(params, 'agent', 'string'), parent);
     return {};
   },
 

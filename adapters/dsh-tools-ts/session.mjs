@@ -204,7 +204,10 @@ export class FixtureSession {
       });
     }
 
-    for (const name of setup.agents ?? []) this.openAgent(name);
+    for (const agent of setup.agents ?? []) {
+      if (isObj(agent)) this.openAgent(agent.name, agent.parent);
+      else this.openAgent(agent);
+    }
     for (const tool of setup.tools ?? []) {
       if (tool.register === false) continue;
       const handle = tool.handle ?? tool.name;
@@ -254,8 +257,12 @@ export class FixtureSession {
     return agent.scope.ctx;
   }
 
-  openAgent(name) {
+  /** Opens an agent scope; with `parentName`, nested in that agent's scope (dsh-scope's parent link). */
+  openAgent(name, parentName) {
     if (typeof name !== 'string') throw new AdapterError('agent names are strings');
+    if (parentName !== undefined && typeof parentName !== 'string') throw new AdapterError('an agent\'s parent is an agent name');
+    // A dropped parent still names its scope key: a scope's identity outlives its disposal.
+    const parent = parentName === undefined ? undefined : this.agent(parentName).key;
     const existing = this.agents.get(name);
     if (existing?.open) throw new AdapterError(`agent "${name}" is already open`);
     // The scope key stands for the Agent (dsh-agent keys agent scopes by the Agent object). It carries a
@@ -264,7 +271,7 @@ export class FixtureSession {
     session.append('turn/start', {});
     observeDispatchLog(this, name, session);
     const key = { id: name, session };
-    const scope = createScope(this.ctx, key);
+    const scope = createScope(this.ctx, key, parent === undefined ? undefined : { parent });
     this.agents.set(name, { key, scope, open: true });
   }
 

@@ -31,9 +31,9 @@ pub struct Setup {
     /// The approval seam; absent means not mounted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
-    /// Agent scopes opened at session start, in order.
+    /// Agent scopes opened at session start, in order; a nested one names a parent declared before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agents: Option<Vec<String>>,
+    pub agents: Option<Vec<AgentDecl>>,
     /// Tool fixtures, registered at session start unless `register: false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolFixture>>,
@@ -43,6 +43,46 @@ pub struct Setup {
     /// The system-prompt service's config (`toolOrder`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptSetup>,
+}
+
+/// An agent scope to open: a bare name (a root scope) or `{ name, parent }`, a scope nested in an agent
+/// opened before it (upstream `createScope(ctx, key, { parent })`: it inherits the parent chain's tools,
+/// masks, guards and presentation). Keeps its written form so the setup round-trips verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AgentDecl {
+    /// A root agent scope.
+    Name(String),
+    /// An agent scope nested in `parent`.
+    Nested(NestedAgent),
+}
+
+/// `{ name, parent }`: an agent scope nested in another agent's scope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NestedAgent {
+    /// The new agent's name.
+    pub name: String,
+    /// The enclosing agent, opened before this one.
+    pub parent: String,
+}
+
+impl AgentDecl {
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        match self {
+            AgentDecl::Name(name) => name,
+            AgentDecl::Nested(n) => &n.name,
+        }
+    }
+
+    /// The enclosing agent, if nested.
+    pub fn parent(&self) -> Option<&str> {
+        match self {
+            AgentDecl::Name(_) => None,
+            AgentDecl::Nested(n) => Some(&n.parent),
+        }
+    }
 }
 
 /// `setup.prompt`: the system-prompt service's config row.

@@ -25,7 +25,7 @@ pub mod subject;
 pub mod yaml;
 
 pub use catalog::{Catalog, Rule};
-pub use fixture::{Setup, ToolFixture};
+pub use fixture::{AgentDecl, NestedAgent, Setup, ToolFixture};
 pub use instruction::Instruction;
 pub use listener::{Hooks, Listener};
 pub use loader::{LoadError, LoadedScenario, Suite, load_suite};

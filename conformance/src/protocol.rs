@@ -99,7 +99,13 @@ impl RequestBuilder {
             Action::PresentAs(p) => {
                 one("scope/presentAs", self.params(vec![("agent", so(&p.agent)), ("mode", s(&p.mode)), ("as", so(&p.as_))]))
             }
-            Action::OpenAgent(a) => one("scope/open", self.params(vec![("agent", s(a))])),
+            Action::OpenAgent(a) => one(
+                "scope/open",
+                self.params(vec![
+                    ("agent", Some(Value::String(a.name().to_owned()))),
+                    ("parent", a.parent().map(|p| Value::String(p.to_owned()))),
+                ]),
+            ),
             Action::DropAgent(a) => one("scope/drop", self.params(vec![("agent", s(a))])),
             Action::Get(g) => one("tools/get", self.params(vec![("name", s(&g.name)), ("agent", so(&g.agent))])),
             Action::Schemas(a) => one("tools/schemas", self.params(vec![("agent", so(&a.agent))])),

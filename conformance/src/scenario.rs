@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::fixture::Setup;
+use crate::fixture::{AgentDecl, Setup};
 use crate::instruction::present;
 use crate::listener::Listener;
 
@@ -160,8 +160,8 @@ pub enum Action {
     Restrict(Restrict),
     /// `tools.presentAs`.
     PresentAs(PresentAs),
-    /// Open an agent scope.
-    OpenAgent(String),
+    /// Open an agent scope (a root one, or `{ name, parent }` nested in an open agent).
+    OpenAgent(AgentDecl),
     /// Dispose an agent scope with all it registered.
     DropAgent(String),
     /// `tools.get`.

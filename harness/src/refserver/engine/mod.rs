@@ -106,7 +106,7 @@ impl Engine {
             engine.state().own.push(mounted);
         }
         for agent in setup.agents.iter().flatten() {
-            engine.open_agent(agent)?;
+            engine.open_agent(agent.name(), agent.parent())?;
         }
         for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {
             if let Err(e) = engine.register(fixture.handle(), None)? {
@@ -193,12 +193,17 @@ impl Engine {
         Ok(Some(agent.key.clone()))
     }
 
-    fn open_agent(&self, name: &str) -> Result<(), Failure> {
+    fn open_agent(&self, name: &str, parent: Option<&str>) -> Result<(), Failure> {
         let mut state = self.state();
         if state.agents.get(name).is_some_and(|a| a.open) {
             return Err(Failure::new(INVALID_STATE, format!("agent {name:?} is already open")));
         }
-        state.agents.insert(name.to_owned(), Agent { key: ScopeKey::new(name), open: true });
+        // A dropped parent still names its scope key (upstream's scope identity outlives its disposal).
+        let key = match parent {
+            None => ScopeKey::new(name),
+            Some(p) => ScopeKey::child(name, &state.agents.get(p).ok_or_else(|| Failure::unknown("agent", p))?.key),
+        };
+        state.agents.insert(name.to_owned(), Agent { key, open: true });
         Ok(())
     }
 

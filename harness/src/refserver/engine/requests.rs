@@ -16,7 +16,11 @@ impl Engine {
         let outcome = match method {
             "tools/register" => self.tools_register(params),
             "hooks/add" => self.hooks_add(params),
-            "scope/open" => params.str("agent").and_then(|a| self.open_agent(a)).map(|()| json!({})),
+            "scope/open" => params
+                .str("agent")
+                .and_then(|a| Ok((a, params.opt_str("parent")?)))
+                .and_then(|(a, parent)| self.open_agent(a, parent))
+                .map(|()| json!({})),
             "scope/drop" => params.str("agent").and_then(|a| self.drop_agent(a)).map(|()| json!({})),
             "handle/dispose" => self.dispose(params),
             "tools/get" => self.get(params),
