@@ -9,7 +9,7 @@ import { AdapterError, soleKey, makeError, argumentAt, toUserMessage } from './c
 // a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
 // throw), and returns either an outcome or a Promise of one.
 
-const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'deferContext', 'return', 'returnArgument', 'throw']);
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'deferContext', 'return', 'returnArgument', 'throw']);
 const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
 const BODY_ONLY = new Set(['deferContext', 'return', 'returnArgument']);
 
@@ -50,6 +50,12 @@ export function run(program, env) {
           session.emit({
             type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
             aborted: env.signal()?.aborted === true,
+          });
+          break;
+        case 'emitRoot':
+          session.emit({
+            type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
+            ...(typeof env.exec?.rootCallId === 'string' ? { rootCallId: env.exec.rootCallId } : {}),
           });
           break;
         case 'deferContext':

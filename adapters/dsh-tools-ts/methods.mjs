@@ -166,6 +166,7 @@ export const METHODS = {
       callId, name, arguments: params.arguments, signal: controller.signal,
       ...(agent !== undefined ? { agent } : {}),
       ...(parent !== undefined ? { parent } : {}),
+      ...(typeof params.rootCallId === 'string' ? { rootCallId: params.rootCallId } : {}),
     };
     // execute() is async: it runs synchronously up to its first await, then we answer.
     call.promise = session.ctx.tools.execute(input)

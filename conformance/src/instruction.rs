@@ -37,6 +37,8 @@ pub enum Instruction {
     AwaitAbort(True),
     /// Emit `{type: mark, label, callId, aborted}`.
     EmitSignal(String),
+    /// Emit `{type: mark, label, callId, rootCallId}`: the root call of the execution's tree.
+    EmitRoot(String),
     /// Body only: `deferContext(context)`.
     DeferContext(ContextSpec),
     /// Body only: return this value and stop.

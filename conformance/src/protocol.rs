@@ -143,6 +143,7 @@ impl RequestBuilder {
             ("arguments", Some(call.arguments.clone())),
             ("agent", call.agent.clone().map(Value::String)),
             ("parent", call.parent.clone().map(Value::String)),
+            ("rootCallId", call.root_call_id.clone().map(Value::String)),
             ("aborted", call.aborted.map(Value::Bool)),
         ]);
         (Request { method: "call/start", params }, id)

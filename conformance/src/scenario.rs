@@ -350,6 +350,9 @@ pub struct Call {
     /// The callId of another execution whose token becomes this call's parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The root call id the caller passes (`rootCallId`); absent, the call is its own root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_call_id: Option<String>,
     /// Start with an already-aborted signal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<bool>,

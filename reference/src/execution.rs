@@ -38,6 +38,9 @@ pub struct ToolExecutionInput {
     pub agent: Option<ScopeKey>,
     /// The enclosing execution's token for nested calls.
     pub parent: Option<ExecutionToken>,
+    /// The root model-requested call of this call's tree (upstream `rootCallId`): `None` for a root call,
+    /// whose execution then uses its own `call_id`; a nested dispatcher passes its enclosing root on.
+    pub root_call_id: Option<String>,
 }
 
 impl ToolExecutionInput {
@@ -50,6 +53,7 @@ impl ToolExecutionInput {
             signal: CancellationToken::new(),
             agent: None,
             parent: None,
+            root_call_id: None,
         }
     }
 }

@@ -213,6 +213,7 @@ fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
             signal: outer.run_signal.token().clone(),
             agent: ctx.agent.clone(),
             parent: Some(ctx.token),
+            root_call_id: Some(ctx.root_call_id.clone()),
         };
         let (reply, answer) = oneshot::channel();
         queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });

@@ -168,9 +168,8 @@ impl Pool {
             }));
         }
         let pipeline = Arc::clone(&self.pipeline);
-        let root = self.outer.ctx.root_call_id.clone();
         self.lane = Some(Lane::Start(Box::pin(async move {
-            let call = Arc::new(pipeline.enter(input, Some(root)));
+            let call = Arc::new(pipeline.enter(input));
             let prepared = pipeline.prepare(&call).await;
             (call, prepared)
         })));

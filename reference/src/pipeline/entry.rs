@@ -42,10 +42,11 @@ pub(crate) enum Collapse {
 /// The failure of a lossy argument snapshot.
 pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be losslessly JSON-serializable";
 
-/// Materialize the execution, reading the visible definition and the effective mode from `registry`. `root_call_id` is the root of a nested call's tree (the `run_code` bridge
-/// passes its own root); absent, the call is its own root.
-pub(crate) fn create(registry: &Registry, input: ToolExecutionInput, root_call_id: Option<String>) -> Call {
-    let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent } = input;
+/// Materialize the execution, reading the visible definition and the effective mode from `registry`. The
+/// input's `root_call_id` is the root of a nested call's tree (the `run_code` bridge passes its own root);
+/// absent, the call is its own root.
+pub(crate) fn create(registry: &Registry, input: ToolExecutionInput) -> Call {
+    let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent, root_call_id } = input;
     let (visible, collapsed) = registry.entry_view(&name, agent.as_ref(), parent.is_some());
     // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
     let collapse = match (collapsed, signal.is_cancelled()) {

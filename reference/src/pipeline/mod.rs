@@ -93,7 +93,7 @@ impl Pipeline {
 
     /// Run one call through every stage.
     pub(crate) async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
-        let call = self.enter(input, None);
+        let call = self.enter(input);
         let stage = match self.prepare(&call).await {
             Prepared::Dispatch => self.dispatch(&call).await,
             Prepared::Done(stage) => stage,
@@ -101,9 +101,9 @@ impl Pipeline {
         self.complete(&call, stage).await
     }
 
-    /// Stage 1: materialize the execution (`root_call_id`: the root of a nested call's tree).
-    pub(crate) fn enter(&self, input: ToolExecutionInput, root_call_id: Option<String>) -> entry::Call {
-        entry::create(&self.registry, input, root_call_id)
+    /// Stage 1: materialize the execution.
+    pub(crate) fn enter(&self, input: ToolExecutionInput) -> entry::Call {
+        entry::create(&self.registry, input)
     }
 
     /// Stages 2-3: pre-execute (with approval) and guards.

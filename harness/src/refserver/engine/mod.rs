@@ -348,7 +348,8 @@ impl Engine {
         let aborted = params.flag("aborted")?;
         let arguments = params.get("arguments").map(deep::clone).unwrap_or(Value::Null);
         let signal = self.shared.calls.start(&call_id, aborted)?;
-        let input = ToolExecutionInput { call_id: call_id.clone(), name, arguments, signal, agent, parent };
+        let root_call_id = params.opt_str("rootCallId")?.map(str::to_owned);
+        let input = ToolExecutionInput { call_id: call_id.clone(), name, arguments, signal, agent, parent, root_call_id };
         let (runtime, shared) = (self.runtime.clone(), self.shared.clone());
         Ok(Box::pin(async move {
             let outcome = runtime.execute(input).await;

@@ -141,6 +141,7 @@ impl Engine {
             signal: CancellationToken::new(),
             agent: self.agent_key(params.opt_str("agent")?)?,
             parent: None,
+            root_call_id: None,
         };
         let mode = match self.runtime.execution_mode(&input) {
             ExecutionMode::Parallel => "parallel",
