@@ -88,6 +88,8 @@ export function toResult(r) {
   }
   if (r.meta !== undefined) out.meta = r.meta;
   if (r.additionalContexts !== undefined) out.additionalContexts = r.additionalContexts.map(fromUserMessage);
+  // Relayed whatever its value or the result's kind, so a marker where the contract forbids one shows.
+  if (r.concludesTurn !== undefined) out.concludesTurn = r.concludesTurn;
   return out;
 }
 

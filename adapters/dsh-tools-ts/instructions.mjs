@@ -9,9 +9,9 @@ import { AdapterError, soleKey, makeError, argumentAt, toUserMessage } from './c
 // a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
 // throw), and returns either an outcome or a Promise of one.
 
-const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'deferContext', 'return', 'returnArgument', 'throw']);
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
 const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
-const BODY_ONLY = new Set(['deferContext', 'return', 'returnArgument']);
+const BODY_ONLY = new Set(['deferContext', 'concludeTurn', 'return', 'returnArgument']);
 
 export function compile(list, where, { body = false, sync = false } = {}) {
   if (list === undefined || list === null) return [];
@@ -60,6 +60,9 @@ export function run(program, env) {
           break;
         case 'deferContext':
           env.exec.deferContext(toUserMessage(arg));
+          break;
+        case 'concludeTurn':
+          env.exec.concludeTurn();
           break;
         case 'return':
           return { returned: true, value: arg };

@@ -41,6 +41,8 @@ pub enum Instruction {
     EmitRoot(String),
     /// Body only: `deferContext(context)`.
     DeferContext(ContextSpec),
+    /// Body only: `concludeTurn()`: mark a successful final result as terminal for the turn.
+    ConcludeTurn(True),
     /// Body only: return this value and stop.
     Return(Value),
     /// Body only: return the argument at a dotted path (`""` = all arguments).

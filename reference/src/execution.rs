@@ -4,7 +4,7 @@
 //!
 //! Spec: ARG-001, PIPE-017, PIPE-018, MODE-001..MODE-004.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -78,6 +78,8 @@ pub struct ToolExecution {
     pub agent: Option<ScopeKey>,
     /// The enclosing execution's token.
     pub parent: Option<ExecutionToken>,
+    /// Set by [`ToolRunContext::conclude_turn`]; read when the execution's success is created.
+    pub(crate) concluded: Arc<AtomicBool>,
 }
 
 impl Drop for ToolExecution {
@@ -109,6 +111,7 @@ pub struct ToolRunContext {
     /// The enclosing execution's token.
     pub parent: Option<ExecutionToken>,
     pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
+    pub(crate) concluded: Arc<AtomicBool>,
 }
 
 impl ToolRunContext {
@@ -118,6 +121,15 @@ impl ToolRunContext {
         if let Ok(mut list) = self.deferred.lock() {
             list.push(context);
         }
+    }
+
+    /// Mark this execution's successful final result as terminal for the current agent turn (upstream
+    /// `exec.concludeTurn()`): the result then reports [`ToolExecutionResult::concludes_turn`]. A failure
+    /// (a later throw, invalid output, a block, cancellation) never carries the mark.
+    ///
+    /// [`ToolExecutionResult::concludes_turn`]: crate::ToolExecutionResult::concludes_turn
+    pub fn conclude_turn(&self) {
+        self.concluded.store(true, Ordering::SeqCst);
     }
 }
 

@@ -30,6 +30,9 @@ pub enum ToolExecutionResult {
         meta: Option<Value>,
         /// Contexts for the loop's post-result FIFO (omitted from JSON when empty).
         additional_contexts: Vec<Value>,
+        /// The agent loop ends the turn after committing this result (the body called
+        /// [`crate::ToolRunContext::conclude_turn`]); only successes carry it.
+        concludes_turn: bool,
     },
     /// A failure; no value.
     Failure {
@@ -56,6 +59,12 @@ impl ToolExecutionResult {
     /// Whether this is a failure.
     pub fn is_error(&self) -> bool {
         matches!(self, Self::Failure { .. })
+    }
+
+    /// Whether the turn ends after this result: a success whose body called
+    /// [`crate::ToolRunContext::conclude_turn`] (failures never conclude a turn).
+    pub fn concludes_turn(&self) -> bool {
+        matches!(self, Self::Success { concludes_turn: true, .. })
     }
 
     /// The content blocks.
@@ -131,15 +140,18 @@ impl ToolExecutionResult {
     }
 
     /// Upstream's JSON shape, keys in upstream order: success
-    /// `{isError, content, meta?, additionalContexts?, value}`, failure
+    /// `{isError, content, meta?, additionalContexts?, concludesTurn?, value}`, failure
     /// `{isError, error: {message, info?: {name, code}}, content, meta?, additionalContexts?}`.
     /// Deep values are copied without recursion.
     pub fn to_json(&self) -> Value {
         let mut map = Map::new();
         match self {
-            Self::Success { value, content, meta, additional_contexts } => {
+            Self::Success { value, content, meta, additional_contexts, concludes_turn } => {
                 map.insert("isError".into(), Value::Bool(false));
                 presentation(&mut map, content, meta, additional_contexts);
+                if *concludes_turn {
+                    map.insert("concludesTurn".into(), Value::Bool(true));
+                }
                 map.insert("value".into(), deep_clone(value));
             }
             Self::Failure { error, content, meta, additional_contexts } => {

@@ -374,6 +374,7 @@ fn install(rt: &ToolRuntime, hook: Hook, gates: &Arc<Gates>) -> HookGuard {
                             content: Vec::new(),
                             meta: None,
                             additional_contexts: Vec::new(),
+                            concludes_turn: false,
                         })),
                         Wrap::ThrowAfter => {
                             drop(next.run().await);

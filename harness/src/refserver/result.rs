@@ -1,5 +1,5 @@
 //! A `dsh_tools::ToolExecutionResult` in the protocol's Result shape (`spec/README.md` § Results):
-//! `{isError, value?, content, error?: {message, code?, name?}, meta?, additionalContexts?}`.
+//! `{isError, value?, content, error?: {message, code?, name?}, meta?, additionalContexts?, concludesTurn?}`.
 
 use dsh_tools::ToolExecutionResult;
 use serde_json::{Map, Value, json};
@@ -10,7 +10,7 @@ use super::deep;
 pub fn to_json(result: &ToolExecutionResult) -> Value {
     let mut out = Map::new();
     let (content, meta, contexts) = match result {
-        ToolExecutionResult::Success { value, content, meta, additional_contexts } => {
+        ToolExecutionResult::Success { value, content, meta, additional_contexts, .. } => {
             out.insert("isError".into(), false.into());
             out.insert("value".into(), deep::clone(value));
             (content, meta, additional_contexts)
@@ -36,6 +36,9 @@ pub fn to_json(result: &ToolExecutionResult) -> Value {
     }
     if !contexts.is_empty() {
         out.insert("additionalContexts".into(), Value::Array(contexts.iter().map(context).collect()));
+    }
+    if result.concludes_turn() {
+        out.insert("concludesTurn".into(), true.into());
     }
     Value::Object(out)
 }

@@ -200,8 +200,8 @@ impl Pool {
         true
     }
 
-    /// The committed result reaches the parent (image content and contexts deferred), the program, and
-    /// the dispatch log.
+    /// The committed result reaches the parent (image content and contexts deferred, a concluded turn
+    /// forwarded), the program, and the dispatch log.
     fn committed(&mut self, mut entry: Started, result: ToolExecutionResult) {
         let ctx = &self.outer.ctx;
         if !result.is_error() && result.content().iter().any(|b| b.get("type").and_then(Value::as_str) == Some("image")) {
@@ -209,6 +209,10 @@ impl Pool {
         }
         for context in result.additional_contexts() {
             ctx.defer_context(crate::value::deep_clone(context));
+        }
+        if result.concludes_turn() {
+            // Forwarded like the contexts: only this committed (post-policy) success can conclude the run.
+            ctx.conclude_turn();
         }
         let outcome = match &result {
             ToolExecutionResult::Success { value, .. } => Ok(crate::value::deep_clone(value)),

@@ -249,6 +249,7 @@ async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution)
         agent: exec.agent.clone(),
         parent: exec.parent,
         deferred: Arc::clone(&call.deferred),
+        concluded: Arc::clone(&exec.concluded),
     };
     let body = Arc::clone(&tool.def.execute);
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {

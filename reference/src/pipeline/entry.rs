@@ -73,6 +73,7 @@ pub(crate) fn create(registry: &Registry, input: ToolExecutionInput) -> Call {
         signal,
         agent,
         parent,
+        concluded: Arc::default(),
     });
     Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed, collapse }
 }

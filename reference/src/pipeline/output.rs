@@ -75,5 +75,6 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
             }
         }
     }
-    Ok(ToolExecutionResult::Success { value, content, meta, additional_contexts: Vec::new() })
+    let concludes_turn = exec.concluded.load(std::sync::atomic::Ordering::SeqCst);
+    Ok(ToolExecutionResult::Success { value, content, meta, additional_contexts: Vec::new(), concludes_turn })
 }
