@@ -2,7 +2,7 @@
 // request answered as a JSON-RPC error), and small helpers converting fixture values to and from the
 // upstream shapes (errors, arguments, user messages, results, outcomes).
 
-import { createUserMessage } from '@deepseek-ai/dsh-llm';
+import { HarnessError, createUserMessage } from '@deepseek-ai/dsh-llm';
 import { stringify } from './json.mjs';
 
 export const log = (...parts) => process.stderr.write(`[dsh-tools-ts] ${parts.join(' ')}\n`);
@@ -36,14 +36,19 @@ export function soleKey(value, what) {
   return keys[0];
 }
 
+/**
+ * The thrown value a fixture `throw` spec stands for: `"text"` → Error; `{ message, name?, code? }` → Error
+ * (with `code`, a HarnessError(message, code)); `{ value: V }` → V itself, not an Error.
+ */
 export function makeError(spec) {
   if (typeof spec === 'string') return new Error(spec);
+  if (isObj(spec) && Object.keys(spec).length === 1 && Object.hasOwn(spec, 'value')) return spec.value;
   if (isObj(spec) && typeof spec.message === 'string') {
-    const error = new Error(spec.message);
+    const error = spec.code === undefined ? new Error(spec.message) : new HarnessError(spec.message, spec.code);
     if (spec.name !== undefined) error.name = spec.name;
     return error;
   }
-  throw new AdapterError(`throw: expected a message or { message, name? }, got ${stringify(spec)}`);
+  throw new AdapterError(`throw: expected a message, { message, name?, code? } or { value }, got ${stringify(spec)}`);
 }
 
 export function argumentAt(args, path) {

@@ -72,41 +72,66 @@ pub(crate) fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>
     Option::<String>::deserialize(d)
 }
 
-/// A message to throw: `"text"` or `{ message, name? }`.
+/// What to throw: `"text"` (an `Error`), `{ message, name?, code? }` (an `Error`, or with `code` a
+/// `HarnessError`), or `{ value: V }` (the JSON value itself, not an `Error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ThrowSpec {
     /// A plain `Error` with this message.
     Message(String),
-    /// An error with a message and optionally a `name`.
+    /// An error with a message, optionally a `name`, and with a `code` a `HarnessError`.
     Error(ErrorSpec),
+    /// A thrown value that is not an `Error`.
+    Value(ThrownValue),
 }
 
-/// `{ message, name? }`.
+/// `{ message, name?, code? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorSpec {
     /// The error's message.
     pub message: String,
-    /// The error's `name` (default `Error`).
+    /// The error's `name` (default `Error`, or `HarnessError` with a `code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// With a code, the thrown error is a `HarnessError(message, code)`: its `{ name, code }` is the
+    /// failure's routable info.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// `{ value: V }`: throw the JSON value `V` as is (a string, a number, `null`, an object, an array).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrownValue {
+    /// The value thrown.
+    pub value: Value,
 }
 
 impl ThrowSpec {
-    /// The message.
-    pub fn message(&self) -> &str {
+    /// The error's message, or `None` for a thrown non-`Error` value (whose message the subject
+    /// derives as upstream's `errorMessage` does: a string `message` property, else `String(value)`).
+    pub fn message(&self) -> Option<&str> {
         match self {
-            ThrowSpec::Message(m) => m,
-            ThrowSpec::Error(e) => &e.message,
+            ThrowSpec::Message(m) => Some(m),
+            ThrowSpec::Error(e) => Some(&e.message),
+            ThrowSpec::Value(_) => None,
         }
     }
 
     /// The `name`, when given.
     pub fn name(&self) -> Option<&str> {
         match self {
-            ThrowSpec::Message(_) => None,
             ThrowSpec::Error(e) => e.name.as_deref(),
+            ThrowSpec::Message(_) | ThrowSpec::Value(_) => None,
+        }
+    }
+
+    /// The `HarnessError` code, when given.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ThrowSpec::Error(e) => e.code.as_deref(),
+            ThrowSpec::Message(_) | ThrowSpec::Value(_) => None,
         }
     }
 }
