@@ -95,8 +95,9 @@ export const LISTENERS = {
     switch (key) {
       case 'next': if (typeof around !== 'string') throw new AdapterError(`execute "${listener.id}": "next" is a bare word`); break;
       case 'replaceSignal':
-        if (!isObj(around.replaceSignal) || typeof around.replaceSignal.abortOnGate !== 'string') {
-          throw new AdapterError(`execute "${listener.id}": replaceSignal needs { abortOnGate: gate }`);
+        if (!isObj(around.replaceSignal)
+          || (typeof around.replaceSignal.abortOnGate !== 'string' && around.replaceSignal.aborted !== true)) {
+          throw new AdapterError(`execute "${listener.id}": replaceSignal needs { abortOnGate: gate } or { aborted: true }`);
         }
         break;
       case 'timeoutOnGate': case 'cachedFrom':
@@ -104,6 +105,12 @@ export const LISTENERS = {
         break;
       case 'fail': makeError(around.fail); break;
       case 'returnValue': break;
+      case 'returnResult':
+        if (!isObj(around.returnResult) || !isObj(around.returnResult.result)) {
+          throw new AdapterError(`execute "${listener.id}": returnResult needs { result, afterNext? }`);
+        }
+        authoredResult(around.returnResult.result); // validates once
+        break;
       case 'afterNext': after = compile(around.afterNext, `execute "${listener.id}" afterNext`); break;
       default: throw new AdapterError(`execute "${listener.id}": unknown around "${key}"`);
     }
@@ -116,6 +123,12 @@ export const LISTENERS = {
       switch (key) {
         case 'next': return callNext(exec, next);
         case 'replaceSignal': case 'timeoutOnGate': {
+          if (key === 'replaceSignal' && around.replaceSignal.aborted === true) {
+            // A replacement already aborted when next() is called; restored afterwards.
+            const previous = exec.signal;
+            exec.signal = AbortSignal.abort();
+            try { return await callNext(exec, next); } finally { exec.signal = previous; }
+          }
           const gateName = key === 'replaceSignal' ? around.replaceSignal.abortOnGate : around.timeoutOnGate;
           const controller = new AbortController();
           let fired = false;
@@ -135,6 +148,9 @@ export const LISTENERS = {
         }
         case 'fail': throw makeError(around.fail);
         case 'returnValue': return { isError: false, value: around.returnValue, content: [] };
+        case 'returnResult':
+          if (around.returnResult.afterNext === true) await callNext(exec, next);
+          return authoredResult(around.returnResult.result);
         case 'cachedFrom':
           // Replay what this wrapper saw for the named call; until it has seen it, pass through.
           return seen.has(around.cachedFrom) ? seen.get(around.cachedFrom) : callNext(exec, next);
@@ -222,4 +238,19 @@ function timeoutResult(exec) {
     error: { message: error.message, info: { name: error.name, code: error.code } },
     content: [{ type: 'text', text: `Error: ${error.message}` }],
   };
+}
+
+/** A scenario `returnResult.result` (the protocol's Result shape) as the upstream result a wrapper returns. */
+function authoredResult(spec) {
+  const out = { isError: spec.isError === true, content: spec.content };
+  if (out.isError) {
+    if (!isObj(spec.error) || typeof spec.error.message !== 'string') throw new AdapterError('returnResult: a failure needs error.message');
+    out.error = { message: spec.error.message };
+    if (spec.error.code !== undefined || spec.error.name !== undefined) out.error.info = { name: spec.error.name, code: spec.error.code };
+  } else {
+    out.value = spec.value;
+  }
+  if (spec.meta !== undefined) out.meta = spec.meta;
+  if (spec.additionalContexts !== undefined) out.additionalContexts = spec.additionalContexts.map(toUserMessage);
+  return out;
 }

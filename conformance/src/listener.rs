@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::instruction::{ContextSpec, Instruction, ThrowSpec};
+use crate::instruction::{ContextSpec, Instruction, ThrowSpec, True};
 
 /// `setup.hooks`: listeners registered at session start, kind by kind, in this order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -265,7 +265,7 @@ pub enum PreDecision {
 pub enum Around {
     /// `next`: pass through.
     Next,
-    /// `{ replaceSignal: { abortOnGate: gate } }`.
+    /// `{ replaceSignal: { abortOnGate: gate } }` or `{ replaceSignal: { aborted: true } }`.
     ReplaceSignal(ReplaceSignal),
     /// `{ timeoutOnGate: gate }`.
     TimeoutOnGate(String),
@@ -277,14 +277,83 @@ pub enum Around {
     CachedFrom(String),
     /// `{ afterNext: [instructions] }`.
     AfterNext(Vec<Instruction>),
+    /// `{ returnResult: { result, afterNext? } }`: return this authored result (after calling next and
+    /// discarding its result when `afterNext: true`).
+    ReturnResult(ReturnResult),
+}
+
+/// `{ result, afterNext? }` of `returnResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReturnResult {
+    /// The authored result.
+    pub result: AuthoredResult,
+    /// Call next first (so the body runs) and discard what it returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_next: Option<bool>,
+}
+
+/// A wrapper-authored result in the protocol's Result shape: `{ isError, value?, content, error?,
+/// meta?, additionalContexts? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AuthoredResult {
+    /// Failure or success.
+    pub is_error: bool,
+    /// The success's value.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::instruction::present")]
+    pub value: Option<Value>,
+    /// Content blocks.
+    pub content: Vec<Value>,
+    /// The failure's error: `message`, and `code` with `name` for routable info.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<AuthoredError>,
+    /// Presentation metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::instruction::present")]
+    pub meta: Option<Value>,
+    /// Additional contexts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_contexts: Option<Vec<ContextSpec>>,
+}
+
+/// `{ message, code?, name? }` of an authored failure (`code` and `name` together make its info).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoredError {
+    /// The message.
+    pub message: String,
+    /// The info's code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The info's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The replacement signal a wrapper installs while `next` runs (restored afterwards).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReplaceSignal {
+    /// `{ abortOnGate: gate }`: a fresh signal, aborted when the gate opens.
+    OnGate(AbortOnGate),
+    /// `{ aborted: true }`: a signal already aborted when `next` is called.
+    Aborted(PreAborted),
 }
 
 /// `{ abortOnGate: gate }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReplaceSignal {
+pub struct AbortOnGate {
     /// The gate whose opening aborts the fresh signal.
     pub abort_on_gate: String,
+}
+
+/// `{ aborted: true }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreAborted {
+    /// Always `true`.
+    pub aborted: True,
 }
 
 /// A `postExecute` decision. `accept` is written either as the bare word or as `{ accept: {...} }`.
