@@ -2,7 +2,7 @@
 //! inherits, with upstream's exact rejections (an empty filter, the reserved transport, unknown names with
 //! the known list); masks intersect, and dropping the guard lifts one.
 //!
-//! Spec: SCOPE-005..SCOPE-013, SCOPE-017.
+//! Spec: SCOPE-005..SCOPE-013, SCOPE-017, REG-023, REG-025.
 
 use std::sync::Arc;
 
@@ -58,26 +58,33 @@ impl Registry {
             let mut layers = self.write();
             layers.scoped.entry(scope.clone()).or_default().restrictions.push((id, Arc::new(filter)));
         }
-        let _ = self.notify_change();
+        if let Err(message) = self.notify_change() {
+            // A throwing `tools/change` listener makes `restrict` throw: the mask is rolled back without a
+            // second notification (REG-025), as a registration is (REG-022).
+            self.lift(scope, id);
+            return Err(RestrictError::new(message));
+        }
         let weak = Arc::downgrade(self);
         let scope = scope.clone();
         Ok(HookGuard::new(move || {
             let Some(registry) = weak.upgrade() else { return };
-            let removed = {
-                let mut layers = registry.write();
-                let Some(layer) = layers.scoped.get_mut(&scope) else { return };
-                let before = layer.restrictions.len();
-                layer.restrictions.retain(|(r, _)| *r != id);
-                let removed = layer.restrictions.len() != before;
-                if layer.is_empty() {
-                    layers.scoped.remove(&scope);
-                }
-                removed
-            };
-            if removed {
+            if registry.lift(&scope, id) {
                 let _ = registry.notify_change();
             }
         }))
+    }
+
+    /// Removes mask `id` from `scope`'s layer (dropping the layer once empty); whether it was there.
+    fn lift(&self, scope: &ScopeKey, id: u64) -> bool {
+        let mut layers = self.write();
+        let Some(layer) = layers.scoped.get_mut(scope) else { return false };
+        let before = layer.restrictions.len();
+        layer.restrictions.retain(|(r, _)| *r != id);
+        let removed = layer.restrictions.len() != before;
+        if layer.is_empty() {
+            layers.scoped.remove(scope);
+        }
+        removed
     }
 }
 
