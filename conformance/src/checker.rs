@@ -135,8 +135,11 @@ impl Run<'_> {
     fn step(&mut self, ctx: &str, step: &Step, builder: &mut RequestBuilder) -> Result<(), Stop> {
         check_expect_keys(ctx, step)?;
         if let Action::Events(expected) = &step.action {
-            let actual = Deep(Value::Array(self.log.take()));
-            return compare(ctx, "events", &Value::Array(expected.clone()), &actual.0, MatchMode::Exact);
+            let actual = self.log.take();
+            let expected = crate::unordered::resolve(expected, &actual)
+                .map_err(|e| Stop::error(ErrorKind::Scenario, format!("{ctx}: {e}")))?;
+            let actual = Deep(Value::Array(actual));
+            return compare(ctx, "events", &Value::Array(expected), &actual.0, MatchMode::Exact);
         }
         let (requests, _) = builder.step(step);
         let mut last = None;

@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod schemas;
 pub mod sdk_corpus;
 pub mod subject;
+pub mod unordered;
 pub mod yaml;
 
 pub use catalog::{Catalog, Rule};

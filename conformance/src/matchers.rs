@@ -1,7 +1,7 @@
 //! Comparing an expectation with what the subject reported (`spec/README.md` § Results and matchers):
 //! exact or subset (`resultIncludes`: only the keys it names, recursively in mappings; lists always
-//! exactly), with the matchers `{ $any: true }` and `{ $regex: "..." }` allowed anywhere in the
-//! expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
+//! exactly), with the matchers `{ $any: true }`, `{ $regex: "..." }` and `{ $ordered: V }` (V exactly,
+//! with every mapping's keys in V's order) allowed anywhere in the expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
 
 use std::fmt::Write as _;
 
@@ -17,6 +17,9 @@ pub enum MatchMode {
     Exact,
     /// Only the keys the expectation names (lists still exact).
     Includes,
+    /// Every key on both sides, in the same order, at every depth (for outputs whose key order upstream
+    /// defines: compiled schemas, `{ $ordered: V }`).
+    Ordered,
 }
 
 /// Why a comparison did not pass.
@@ -42,6 +45,7 @@ pub enum MatchError {
 enum Matcher<'a> {
     Any,
     Regex(&'a str),
+    Ordered(&'a Value),
 }
 
 /// A mapping with a single `$`-key is a matcher; `Err` for an unknown `$`-key.
@@ -56,6 +60,7 @@ fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
         ("$any", _) => Err("`$any` takes `true`".into()),
         ("$regex", Value::String(re)) => Ok(Some(Matcher::Regex(re))),
         ("$regex", _) => Err("`$regex` takes a string".into()),
+        ("$ordered", v) => Ok(Some(Matcher::Ordered(v))),
         (k, _) if k.starts_with('$') => Err(format!("unknown matcher {k:?}")),
         _ => Ok(None),
     }
@@ -154,6 +159,10 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
         match matcher(e) {
             Err(message) => return Err(MatchError::BadMatcher { path: paths.render(at), message }),
             Ok(Some(Matcher::Any)) => continue,
+            Ok(Some(Matcher::Ordered(inner))) => {
+                stack.push((inner, a, MatchMode::Ordered, at));
+                continue;
+            }
             Ok(Some(Matcher::Regex(re))) => {
                 let re = Regex::new(re)
                     .map_err(|err| MatchError::BadMatcher { path: paths.render(at), message: err.to_string() })?;
@@ -170,11 +179,16 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
         }
         match (e, a) {
             (Value::Object(em), Value::Object(am)) => {
-                if mode == MatchMode::Exact {
+                if mode != MatchMode::Includes {
                     if let Some(extra) = am.keys().find(|k| !em.contains_key(*k)) {
                         let path = key_path(&paths.render(at), extra);
                         return Err(MatchError::Mismatch { path, what: "unexpected key".into() });
                     }
+                }
+                if mode == MatchMode::Ordered && em.len() == am.len() && !em.keys().eq(am.keys()) {
+                    let order = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
+                    let what = format!("keys out of order: expected [{}], got [{}]", order(em), order(am));
+                    return Err(MatchError::Mismatch { path: paths.render(at), what });
                 }
                 // Reverse so the first key is checked first.
                 for (k, ev) in em.iter().rev() {
@@ -197,7 +211,8 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
                 }
                 for (i, (ev, av)) in el.iter().zip(al.iter()).enumerate().rev() {
                     let child = paths.child(at, Seg::Index(i));
-                    stack.push((ev, av, MatchMode::Exact, child));
+                    let mode = if mode == MatchMode::Ordered { MatchMode::Ordered } else { MatchMode::Exact };
+                    stack.push((ev, av, mode, child));
                 }
             }
             (Value::Number(x), Value::Number(y)) => {
@@ -227,7 +242,7 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
 pub fn display_pair(expected: &Value, actual: &Value, mode: MatchMode) -> (String, String) {
     let shown_actual = match mode {
         MatchMode::Includes => json::write(&cut(actual, expected, 0), true),
-        MatchMode::Exact => json::write(actual, true),
+        MatchMode::Exact | MatchMode::Ordered => json::write(actual, true),
     };
     (json::write(&shown_expectation(expected, actual, 0), true), shown_actual)
 }
@@ -246,6 +261,7 @@ fn shown_expectation(e: &Value, a: &Value, depth: usize) -> Value {
         let matched = match m {
             Matcher::Any => true,
             Matcher::Regex(re) => matches!((Regex::new(re), a), (Ok(r), Value::String(s)) if r.is_match(s)),
+            Matcher::Ordered(inner) => return shown_expectation(inner, a, depth + 1),
         };
         return if matched && json::depth(a) <= SHALLOW { a.clone() } else { e.clone() };
     }
@@ -279,6 +295,17 @@ mod tests {
 
     fn ok(e: Value, a: Value, mode: MatchMode) -> bool {
         check(&e, &a, mode).is_ok()
+    }
+
+    #[test]
+    fn ordered_compares_key_order_at_every_depth() {
+        let e = json!({ "$ordered": { "type": "object", "properties": { "a": { "x": 1, "y": 2 } } } });
+        assert!(ok(e.clone(), json!({ "type": "object", "properties": { "a": { "x": 1, "y": 2 } } }), MatchMode::Exact));
+        assert!(!ok(e.clone(), json!({ "properties": { "a": { "x": 1, "y": 2 } }, "type": "object" }), MatchMode::Exact));
+        assert!(!ok(e.clone(), json!({ "type": "object", "properties": { "a": { "y": 2, "x": 1 } } }), MatchMode::Exact));
+        // Inside lists too; and without $ordered the order is free.
+        assert!(!ok(json!({ "$ordered": [{ "a": 1, "b": 2 }] }), json!([{ "b": 2, "a": 1 }]), MatchMode::Exact));
+        assert!(ok(json!([{ "a": 1, "b": 2 }]), json!([{ "b": 2, "a": 1 }]), MatchMode::Exact));
     }
 
     #[test]
