@@ -16,6 +16,7 @@
 pub mod approval;
 mod callback;
 pub mod code;
+pub mod content;
 pub mod contribution;
 pub mod definition;
 pub mod error;
@@ -43,6 +44,8 @@ pub use hooks::{
     ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
     PreExecuteOutcome, PreToolDecision, ResultObserver, post_execute_fn, pre_execute_fn,
 };
+pub use hooks::{change_observer_fn, fallible_guard_fn, guard_fn, result_observer_fn};
+pub use tokio_util::sync::CancellationToken;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };

@@ -157,7 +157,8 @@ impl ToolRuntime {
     /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
     /// Dropping the returned handle unregisters.
     pub fn register(&self, def: ToolDefinition, scope: Option<&ScopeKey>) -> Result<Registration, RegisterError> {
-        self.inner.pipeline.registry.register(def, scope)
+        let tool = def.name.clone();
+        self.inner.pipeline.registry.register(def, scope).map_err(|e| e.for_tool(tool))
     }
 
     /// The schema `scope` resolves `name` to (shadowing applied).

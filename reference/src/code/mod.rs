@@ -199,6 +199,20 @@ pub struct CodeRuntimeLimits {
     pub max_heap_bytes: u64,
 }
 
+impl CodeRuntimeLimits {
+    /// The same limits with a busy-time budget of `budget`.
+    pub fn with_compute(mut self, budget: std::time::Duration) -> Self {
+        self.compute_ms = budget.as_secs_f64() * 1000.0;
+        self
+    }
+
+    /// The same limits with a wall-clock ceiling of `ceiling`.
+    pub fn with_max_wall(mut self, ceiling: std::time::Duration) -> Self {
+        self.max_wall_ms = ceiling.as_secs_f64() * 1000.0;
+        self
+    }
+}
+
 impl Default for CodeRuntimeLimits {
     fn default() -> Self {
         Self { compute_ms: 60_000.0, max_wall_ms: 600_000.0, max_output_bytes: 64 * 1024 * 1024, max_heap_bytes: 512 * 1024 * 1024 }
