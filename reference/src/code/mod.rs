@@ -1,7 +1,7 @@
 //! The code-runtime seam (upstream `@deepseek-ai/dsh-code-runtime`): [`CodeRuntime`] runs one
 //! model-written program against host async bindings and reports logs, the completion value or a typed
 //! failure ([`CodeRunError`], upstream's kinds and texts). Runtimes know nothing about tools or sessions;
-//! the `run_code` transport (`transport.rs`, `bridge.rs`) owns those concerns.
+//! the `run_code` tool that hosts them owns those concerns.
 //!
 //! Backends, each behind a cargo feature (default on): `typescript` (QuickJS through `rquickjs`, programs
 //! type-stripped by `swc_ts_fast_strip`) and `python` (a fresh `python3 -I` subprocess per run).
