@@ -243,8 +243,8 @@
 //!   schema, the shape chat APIs take for function tools. Typed tools get their descriptions from doc
 //!   comments on the argument fields.
 //! - **Results are text**: the model reads the content blocks ([`ToolExecutionResult::text`]). A failure
-//!   reads `Error: <message>`; argument errors name the field (`invalid arguments: missing field
-//!   \`city\``), so the model can correct its call. A typed tool's default content is its output as
+//!   reads `Error: <message>`; argument errors name the field (``invalid arguments: missing field
+//!   `city` ``), so the model can correct its call. A typed tool's default content is its output as
 //!   compact JSON (a string output as itself); give [`typed::TypedTool::render`] for prose.
 //! - **Code Mode SDK**: the SDK declares each tool's argument and return types from its schemas. Outside
 //!   the supported schema subset a type degrades to `unknown` (TypeScript) / `Any` (Python); typed tools
