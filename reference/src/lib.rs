@@ -140,6 +140,25 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Tools and hooks can belong to one agent: register them with `Some(&scope)` for a [`ScopeKey`], and
+//! make that agent's calls with [`ToolExecutionInput::with_agent`]. A scoped tool shadows a global one
+//! of the same name for that agent only:
+//!
+//! ```
+//! use dsh_tools::typed::{JsonSchema, tool};
+//! use dsh_tools::{ScopeKey, ToolExecutionInput, ToolRuntime};
+//! # #[derive(serde::Deserialize, JsonSchema)] struct Empty {}
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = ToolRuntime::new(Default::default());
+//! let reviewer = ScopeKey::new("reviewer");
+//! let _global = rt.register(tool("whoami", "Name the caller", |_: Empty, _| async move { Ok("main agent") })?, None)?;
+//! let _scoped = rt.register(tool("whoami", "Name the caller", |_: Empty, _| async move { Ok("reviewer") })?, Some(&reviewer))?;
+//! let main = rt.execute(ToolExecutionInput::new("c1", "whoami", serde_json::json!({}))).await;
+//! let sub = rt.execute(ToolExecutionInput::new("c2", "whoami", serde_json::json!({})).with_agent(&reviewer)).await;
+//! assert_eq!((main.text().as_str(), sub.text().as_str()), ("main agent", "reviewer"));
+//! # Ok(()) }
+//! ```
+//!
 //! # Cancellation
 //!
 //! Every call has a signal, a [`CancellationToken`] ([`ToolExecutionInput::with_signal`]); cancel it to
