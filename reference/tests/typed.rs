@@ -1,7 +1,8 @@
 //! The typed tool builder (`dsh_tools::typed`) end to end through a `ToolRuntime`: serde arguments
 //! (a failed deserialization is `INVALID_ARGS` and the body never runs), the serialized output as the
 //! result's value, the default and custom renders, `ToolContext::defer_context`, `concurrency_safe`,
-//! lowered schemas that the SDK renders as real types, and build errors that name the tool.
+//! lowered schemas that the SDK renders as real types (enums, tagged enums, options, maps included), and
+//! build errors that name the tool.
 #![cfg(feature = "typed")]
 #![allow(clippy::unwrap_used)]
 
@@ -126,4 +127,53 @@ fn build_errors_name_the_tool() {
     let TypedToolErrorKind::Lowering(lowering) = &error.kind else { panic!("{error}") };
     assert_eq!(lowering.keyword, "$ref", "{error}");
     assert!(error.to_string().contains("`$ref`"), "{error}");
+}
+
+#[tokio::test]
+async fn everyday_serde_shapes_build_register_and_round_trip() {
+    use std::collections::BTreeMap;
+
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Unit {
+        Celsius,
+        Fahrenheit,
+    }
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Reading {
+        Point { value: f64 },
+        Range { low: f64, high: f64 },
+    }
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    struct Query {
+        station: String,
+        unit: Option<Unit>,
+        tags: Option<Vec<String>>,
+        #[serde(default)]
+        limits: BTreeMap<String, u32>,
+    }
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    struct Report {
+        unit: Unit,
+        readings: Vec<Reading>,
+        note: Option<String>,
+    }
+    let report = TypedTool::new("report", "Station readings", |q: Query, _| async move {
+        let unit = q.unit.unwrap_or(Unit::Celsius);
+        Ok(Report { unit, readings: vec![Reading::Point { value: 1.5 }, Reading::Range { low: 0.0, high: 2.0 }], note: None })
+    })
+    .build()
+    .unwrap();
+    let rt = ToolRuntime::new(Default::default());
+    let _report = rt.register(report, None).unwrap();
+    let args = json!({ "station": "X1", "unit": "fahrenheit", "tags": null, "limits": { "a": 1 } });
+    let result = rt.execute(ToolExecutionInput::new("c1", "report", args)).await;
+    assert!(!result.is_error(), "{}", result.to_json());
+    assert_eq!(
+        result.to_json()["value"],
+        json!({ "unit": "fahrenheit", "readings": [{ "kind": "point", "value": 1.5 }, { "kind": "range", "low": 0, "high": 2 }], "note": null })
+    );
+    let sdk = dsh_tools::sdk::render_tools_sdk(&rt.sdk_schemas(None));
+    assert!(!sdk.contains("report: unknown") && sdk.contains("\"celsius\""), "{sdk}");
 }
