@@ -26,6 +26,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! `#[derive(JsonSchema)]` expands to paths into the `schemars` crate, so a crate using it depends on
+//! `schemars = "1"` itself (the version this crate re-exports as [`schemars`]). Doc comments on fields
+//! become the schema's descriptions; `#[serde(deny_unknown_fields)]` closes an object.
+//!
 //! A failed deserialization is an `INVALID_ARGS` result (`invalid arguments: <serde's message>`); the
 //! body is not called. Without [`TypedTool::render`], the content is one text block: the value itself
 //! when it is a string, its JSON text otherwise.
