@@ -19,10 +19,11 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 /// a lower layer — never one of its own layer, never a higher one, never an item through the crate root's
 /// re-exports. A new module goes into this table (ARCHITECTURE.md says why each layer sits where it does).
 const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
-    ("vocabulary", &["value", "scope", "callback", "presentation"]),
+    ("vocabulary", &["value", "scope", "callback", "presentation", "content"]),
     ("errors and calls", &["error", "execution"]),
     ("results, schemas, SDK text", &["result", "schema", "sdk"]),
     ("definitions", &["definition"]),
+    ("typed tool builder", &["typed"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
     ("pipeline stages", &["pipeline"]),

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -73,7 +74,9 @@ pub struct ToolDefinition {
     pub parameters: Parameters,
     /// Output declaration; registration rejects `None`.
     pub output: Option<OutputDeclaration>,
-    /// Declarative timeout; must be positive and finite when present.
+    /// Declarative timeout in milliseconds (set it with [`with_timeout`](Self::with_timeout)); must be
+    /// positive and finite when present. The pipeline itself does not enforce it: a `tools/execute`
+    /// wrapper that reads it does.
     pub timeout_ms: Option<f64>,
     /// Optional per-call concurrency classifier.
     pub is_concurrency_safe: Option<ConcurrencyClassifier>,
@@ -102,6 +105,26 @@ impl ToolDefinition {
             finalize_content: None,
             execute,
         }
+    }
+}
+
+impl ToolDefinition {
+    /// The same definition with a declared timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout_ms = Some(timeout.as_secs_f64() * 1000.0);
+        self
+    }
+
+    /// The declared timeout, if it is a valid duration.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+    }
+
+    /// The same definition with a concurrency classifier that always answers `safe`: its calls may
+    /// overlap other concurrency-safe calls. Without a classifier every call runs alone.
+    pub fn concurrency_safe(mut self, safe: bool) -> Self {
+        self.is_concurrency_safe = Some(Arc::new(move |_| Ok(safe)));
+        self
     }
 }
 

@@ -187,25 +187,33 @@ pub enum RegisterErrorKind {
     ChangeListener,
 }
 
-/// A rejected registration: the upstream error class name and its exact message.
+/// A rejected registration: the tool, the error class name and the exact message. Displays as
+/// `cannot register tool "<tool>": <message>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterError {
+    /// The name of the tool whose registration failed.
+    pub tool: String,
     /// What went wrong.
     pub kind: RegisterErrorKind,
-    /// Upstream's error class: `TypeError`, `Error` or `JsonSchemaError`.
+    /// The error class: `TypeError`, `Error` or `JsonSchemaError`.
     pub name: &'static str,
-    /// Upstream's exact message.
+    /// The message, without the tool prefix.
     pub message: String,
 }
 
 impl RegisterError {
     pub(crate) fn new(kind: RegisterErrorKind, name: &'static str, message: String) -> Self {
-        Self { kind, name, message }
+        Self { tool: String::new(), kind, name, message }
+    }
+
+    pub(crate) fn for_tool(mut self, tool: String) -> Self {
+        self.tool = tool;
+        self
     }
 
     pub(crate) fn schema(error: JsonSchemaError) -> Self {
         let message = error.to_string();
-        Self { kind: RegisterErrorKind::UnsupportedSchema(error), name: "JsonSchemaError", message }
+        Self { tool: String::new(), kind: RegisterErrorKind::UnsupportedSchema(error), name: "JsonSchemaError", message }
     }
 
     /// The `HarnessError` code, where upstream's error class has one (`UNSUPPORTED_SCHEMA`).
@@ -219,7 +227,7 @@ impl RegisterError {
 
 impl fmt::Display for RegisterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        write!(f, "cannot register tool \"{}\": {}", self.tool, self.message)
     }
 }
 

@@ -56,6 +56,19 @@ impl ToolExecutionInput {
             root_call_id: None,
         }
     }
+
+    /// The same call observing `signal` (cancel it to abort the call; a child token of a turn's token
+    /// aborts with the turn).
+    pub fn with_signal(mut self, signal: CancellationToken) -> Self {
+        self.signal = signal;
+        self
+    }
+
+    /// The same call made by the agent `scope` (it sees that scope's tools and hooks).
+    pub fn with_agent(mut self, scope: &ScopeKey) -> Self {
+        self.agent = Some(scope.clone());
+        self
+    }
 }
 
 /// The immutable pipeline view of one call, shared with listeners, guards and observers.

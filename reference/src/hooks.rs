@@ -33,6 +33,19 @@ pub enum PreToolDecision {
     },
 }
 
+impl PreToolDecision {
+    /// Deny with `reason`: the call fails with content `Error: <reason>` and its body never runs.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self::Deny { reason: reason.into() }
+    }
+
+    /// Ask the mounted approval seam, with `reason` shown to the approver (and used as the denial reason
+    /// when no seam is mounted).
+    pub fn ask(reason: impl Into<String>) -> Self {
+        Self::Ask { reason: Some(reason.into()) }
+    }
+}
+
 /// The outcome of a pre-execute listener: a decision, or a thrown failure (the call then fails with it).
 pub type PreExecuteOutcome = Result<PreToolDecision, ToolFailure>;
 
@@ -97,6 +110,40 @@ pub type ResultObserver = Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) + Sen
 
 /// A `tools/change` observer: called once per effective registration or disposal of a tool.
 pub type ChangeObserver = Arc<dyn Fn() + Send + Sync>;
+
+/// A [`GuardFn`] from a closure (every hook kind has a `*_fn` constructor: [`pre_execute_fn`],
+/// [`guard_fn`], [`fallible_guard_fn`], [`execute_wrapper_fn`](crate::execute_wrapper_fn), [`post_execute_fn`], [`result_observer_fn`],
+/// [`change_observer_fn`]).
+pub fn guard_fn<F>(f: F) -> GuardFn
+where
+    F: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static,
+{
+    Arc::new(f)
+}
+
+/// A [`FallibleGuardFn`] from a closure.
+pub fn fallible_guard_fn<F>(f: F) -> FallibleGuardFn
+where
+    F: Fn(&ToolExecution) -> Result<Option<String>, ToolFailure> + Send + Sync + 'static,
+{
+    Arc::new(f)
+}
+
+/// A [`ResultObserver`] from a closure.
+pub fn result_observer_fn<F>(f: F) -> ResultObserver
+where
+    F: Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync + 'static,
+{
+    Arc::new(f)
+}
+
+/// A [`ChangeObserver`] from a closure.
+pub fn change_observer_fn<F>(f: F) -> ChangeObserver
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Arc::new(f)
+}
 
 /// One registered hook with its owning scope (`None`: global).
 pub struct HookEntry<T> {
@@ -291,6 +338,32 @@ impl PostToolDecision {
     /// A plain accept.
     pub fn accept() -> Self {
         Self::Accept { content: None, value: None, additional_contexts: Vec::new() }
+    }
+
+    /// Accept with the model-facing content replaced (the canonical value and metadata are kept).
+    pub fn replace_content(content: Vec<serde_json::Value>) -> Self {
+        Self::Accept { content: Some(content), value: None, additional_contexts: Vec::new() }
+    }
+
+    /// Accept a success with its canonical value replaced: revalidated against the output declaration and
+    /// re-rendered.
+    pub fn replace_value(value: serde_json::Value) -> Self {
+        Self::Accept { content: None, value: Some(value), additional_contexts: Vec::new() }
+    }
+
+    /// Turn the outcome into a failure whose content is `feedback` (its text is the error message).
+    pub fn block(feedback: Vec<serde_json::Value>) -> Self {
+        Self::Block { feedback, additional_contexts: Vec::new() }
+    }
+
+    /// The same decision with `contexts` appended to its additional contexts.
+    pub fn with_contexts(mut self, contexts: impl IntoIterator<Item = serde_json::Value>) -> Self {
+        match &mut self {
+            Self::Accept { additional_contexts, .. } | Self::Block { additional_contexts, .. } => {
+                additional_contexts.extend(contexts)
+            }
+        }
+        self
     }
 }
 

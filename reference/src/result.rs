@@ -17,6 +17,17 @@ pub struct ToolError {
     pub info: Option<ErrorInfo>,
 }
 
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.info {
+            Some(info) => write!(f, "{} ({}): {}", info.name, info.code, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
 /// One execution's final outcome.
 #[derive(Clone, Debug)]
 pub enum ToolExecutionResult {
@@ -72,6 +83,12 @@ impl ToolExecutionResult {
         match self {
             Self::Success { content, .. } | Self::Failure { content, .. } => content,
         }
+    }
+
+    /// The text of the content's text blocks, joined by newlines: what a chat API's tool message wants.
+    /// A failure's text is `Error: <message>` unless a hook replaced the content.
+    pub fn text(&self) -> String {
+        crate::content::text_of(self.content())
     }
 
     /// The additional contexts.

@@ -157,7 +157,8 @@ impl ToolRuntime {
     /// Register globally (`scope: None`) or for one agent scope, shadowing a same-named global there.
     /// Dropping the returned handle unregisters.
     pub fn register(&self, def: ToolDefinition, scope: Option<&ScopeKey>) -> Result<Registration, RegisterError> {
-        self.inner.pipeline.registry.register(def, scope)
+        let tool = def.name.clone();
+        self.inner.pipeline.registry.register(def, scope).map_err(|e| e.for_tool(tool))
     }
 
     /// The schema `scope` resolves `name` to (shadowing applied).
@@ -198,8 +199,8 @@ impl ToolRuntime {
         self.inner.pipeline.registry.add_fallible_guard(scope, guard)
     }
 
-    /// [`on_pre_execute`](Self::on_pre_execute) ahead of every listener already registered (cordis
-    /// `{ prepend: true }`; the newest prepended listener runs first). PIPE-001, PIPE-002.
+    /// [`on_pre_execute`](Self::on_pre_execute) ahead of every listener already registered (the
+    /// newest prepended listener runs first). PIPE-001, PIPE-002.
     pub fn prepend_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
         self.inner.pipeline.pre_execute.add_first(scope, listener)
     }
@@ -257,8 +258,7 @@ impl ToolRuntime {
         self.inner.pipeline.registry.changes.add(None, observer)
     }
 
-    /// [`on_change`](Self::on_change) ahead of every observer already registered (cordis
-    /// `{ prepend: true }`). REG-019.
+    /// [`on_change`](Self::on_change) ahead of every observer already registered. REG-019.
     pub fn prepend_change(&self, observer: ChangeObserver) -> HookGuard {
         self.inner.pipeline.registry.changes.add_first(None, observer)
     }

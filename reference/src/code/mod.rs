@@ -1,7 +1,7 @@
 //! The code-runtime seam (upstream `@deepseek-ai/dsh-code-runtime`): [`CodeRuntime`] runs one
 //! model-written program against host async bindings and reports logs, the completion value or a typed
 //! failure ([`CodeRunError`], upstream's kinds and texts). Runtimes know nothing about tools or sessions;
-//! the `run_code` transport (`transport.rs`, `bridge.rs`) owns those concerns.
+//! the `run_code` tool that hosts them owns those concerns.
 //!
 //! Backends, each behind a cargo feature (default on): `typescript` (QuickJS through `rquickjs`, programs
 //! type-stripped by `swc_ts_fast_strip`) and `python` (a fresh `python3 -I` subprocess per run).
@@ -197,6 +197,20 @@ pub struct CodeRuntimeLimits {
     pub max_output_bytes: u64,
     /// Heap cap in bytes (a hit ends the run as `worker-exit`).
     pub max_heap_bytes: u64,
+}
+
+impl CodeRuntimeLimits {
+    /// The same limits with a busy-time budget of `budget`.
+    pub fn with_compute(mut self, budget: std::time::Duration) -> Self {
+        self.compute_ms = budget.as_secs_f64() * 1000.0;
+        self
+    }
+
+    /// The same limits with a wall-clock ceiling of `ceiling`.
+    pub fn with_max_wall(mut self, ceiling: std::time::Duration) -> Self {
+        self.max_wall_ms = ceiling.as_secs_f64() * 1000.0;
+        self
+    }
 }
 
 impl Default for CodeRuntimeLimits {

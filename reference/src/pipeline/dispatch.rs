@@ -99,6 +99,23 @@ impl DispatchResult {
         Self { result, canonical_for: None }
     }
 
+    /// A wrapper-authored success with canonical `value` (a cache hit): validated against the tool's output
+    /// declaration and rendered by it, like any authored success.
+    pub fn success(value: serde_json::Value) -> Self {
+        Self::authored(ToolExecutionResult::Success {
+            value,
+            content: Vec::new(),
+            meta: None,
+            additional_contexts: Vec::new(),
+        })
+    }
+
+    /// A wrapper-authored failure (content `Error: <message>`), kept as is; unlike returning `Err` from
+    /// the wrapper, post-execute listeners still see it.
+    pub fn failure(failure: ToolFailure) -> Self {
+        Self::authored(ToolExecutionResult::from_failure(failure))
+    }
+
     /// The result.
     pub fn result(&self) -> &ToolExecutionResult {
         &self.result

@@ -34,7 +34,19 @@ impl fmt::Display for SdkInputError {
 
 impl std::error::Error for SdkInputError {}
 
-/// Read a tool list (see the module docs). Takes the value by move so deep schemas are never cloned.
+/// Read a tool list: either a list of SDK tool schemas (`name`, `description`, `parameters`, `output`) or
+/// an MCP `tools/list` result (`{ "tools": [{ name, description, inputSchema, outputSchema? }] }`); each
+/// entry may use either spelling. Schemas are taken as they are (the renderers degrade what they cannot
+/// express); only the list's structure is checked. Takes the value by move so deep schemas are never
+/// cloned.
+///
+/// ```
+/// let list = serde_json::json!({ "tools": [{ "name": "ping", "description": "Ping", "inputSchema": { "type": "object" } }] });
+/// let tools = dsh_tools::sdk::parse_tool_list(list)?;
+/// assert_eq!(tools[0].name, "ping");
+/// assert!(dsh_tools::sdk::render_tools_sdk(&tools).contains("ping"));
+/// # Ok::<(), dsh_tools::sdk::SdkInputError>(())
+/// ```
 pub fn parse_tool_list(value: Value) -> Result<Vec<SdkToolSchema>, SdkInputError> {
     let (items, base) = match value {
         Value::Array(items) => (items, "$".to_owned()),

@@ -4,11 +4,6 @@
 //! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
 //! is the same (`worker-thread` `lib/index.js`).
 //!
-//! Files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the iterative raw-token
-//! JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time), `run.rs` (one run driven
-//! to settlement: budgets, abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger),
-//! `bootstrap.py` (the child side).
-//!
 //! What a program sees: its text is the body of `async def __dsh_main__()` (wrapped at the AST level, so
 //! top-level `await` and `return` work and line numbers are the program's own); each namespace is a global
 //! (`tools`) whose bindings are attributes and items (`await tools.name(args)`, `tools["my-tool"]`); each
@@ -47,6 +42,11 @@
 //! Spec: RUN-002, RUN-004, RUN-005, RUN-007, RUN-022, RUN-023, RUN-024, RUN-027, RUN-028, RUN-029, RUN-030,
 //! RUN-031, RUN-032, RUN-034 (the Python backend), and the runtime's misuse checks (upstream
 //! `validateBindings`).
+
+// Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
+// iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
+// `run.rs` (one run driven to settlement: budgets, abort, bindings, logs), the shared `code/ledger.rs`
+// (the combined output ledger), `bootstrap.py` (the child side).
 
 mod frames;
 mod json;

@@ -1,13 +1,8 @@
 //! The TypeScript code runtime (upstream `@deepseek-ai/dsh-code-runtime-worker-thread`'s
 //! `WorkerThreadCodeRuntime`): [`TypeScriptRuntime`] type-strips each program with `swc_ts_fast_strip`
 //! (the stripper Node's `stripTypeScriptTypes` wraps) and runs it in a fresh QuickJS runtime and context
-//! (`rquickjs`) on a run thread of its own (`pool.rs`), with host bindings, a console shim, the busy/wall/heap/output limits and
-//! the abort signal. Measured choice and fidelity notes: `../shared/research/runtime-choice.md`.
-//!
-//! Files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop, limits), `host.rs`
-//! (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection class), `lossless.rs`
-//! (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim, `util.inspect` subset),
-//! `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
+//! (`rquickjs`) on a run thread of its own, with host bindings, a console shim, the busy/wall/heap/output limits and
+//! the abort signal.
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
@@ -40,6 +35,12 @@ mod timers;
 
 #[cfg(test)]
 mod tests;
+
+// Contributors — files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop,
+// limits), `host.rs` (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection
+// class), `lossless.rs` (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim,
+// `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
+// Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
 
 use tokio_util::sync::CancellationToken;
 
