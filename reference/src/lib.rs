@@ -289,7 +289,6 @@
 //!   an argument or output.
 //! - Code Mode: a sub-call's image content reaches the model as a deferred user message, not in the
 //!   program's result; the Python runtime starts a fresh `python3` per run (tens of milliseconds).
-//! - A result cannot end the agent's turn.
 //!
 //! # Layout
 //!

@@ -107,6 +107,7 @@ impl DispatchResult {
             content: Vec::new(),
             meta: None,
             additional_contexts: Vec::new(),
+            concludes_turn: false,
         })
     }
 

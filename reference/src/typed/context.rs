@@ -59,6 +59,13 @@ impl ToolContext {
         self.run.defer_context(context)
     }
 
+    /// Mark this call's successful result as the end of the agent's turn: it then reports
+    /// [`ToolExecutionResult::concludes_turn`](crate::ToolExecutionResult::concludes_turn). A failure
+    /// (an `Err` from the body, output the schema rejects, cancellation) never ends the turn.
+    pub fn conclude_turn(&self) {
+        self.run.conclude_turn()
+    }
+
     /// The untyped run context, for anything this wrapper does not expose.
     pub fn run_context(&self) -> &ToolRunContext {
         &self.run
