@@ -22,6 +22,8 @@ pub struct Planned {
     pub id: String,
     /// The file it came from (display path, `spec/scenarios/...`).
     pub file: String,
+    /// The line of the file where it starts.
+    pub line: usize,
     /// The rules it cites.
     pub rules: Vec<String>,
     /// The scenario.
@@ -48,6 +50,8 @@ pub struct Suite {
     pub sdk: Vec<SdkCase>,
     /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
+    /// The rules that loaded.
+    pub catalog: dsh_conformance::catalog::Catalog,
 }
 
 /// The validation corpus next to a spec directory: `<spec>/../corpus/validation`.
@@ -64,7 +68,7 @@ pub fn default_sdk_corpus(spec: &Path) -> PathBuf {
 /// the validation corpus in `corpus` (`dsh_conformance::corpus`) and the SDK corpus in `sdk`
 /// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials.
 pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
-    let loaded = dsh_conformance::load_suite(spec);
+    let mut loaded = dsh_conformance::load_suite(spec);
     let validation = corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog));
     let sdk = sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog));
     let mut errors: Vec<LoadError> = loaded
@@ -80,17 +84,19 @@ pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
         by_file.entry(e.file.display().to_string()).or_default().push(e.to_string());
     }
     errors.extend(by_file.into_iter().map(|(file, m)| LoadError { file, message: m.join("\n") }));
+    let catalog = std::mem::take(&mut loaded.catalog);
     let scenarios = loaded
         .scenarios
         .into_iter()
         .map(|l| Planned {
             id: l.scenario.id.clone(),
             file: l.file.display().to_string(),
+            line: l.line,
             rules: l.scenario.rules.clone(),
             scenario: l.scenario,
         })
         .collect();
-    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors }
+    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors, catalog }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature
