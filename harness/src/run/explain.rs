@@ -41,7 +41,7 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
     if !spec.is_dir() {
         return Err(format!("--spec {}: no such directory", spec.display()));
     }
-    let loaded = suite::load(spec, &suite::default_corpus(spec), &suite::default_sdk_corpus(spec));
+    let loaded = suite::load(spec, &suite::default_corpus(spec), &suite::default_sdk_corpus(spec), suite::Sources::ALL);
     let mut out = String::new();
     if let Some(p) = loaded.scenarios.iter().find(|p| p.id == id) {
         let s = &p.scenario;

@@ -82,7 +82,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
     let sdk = opts.sdk_corpus.clone().unwrap_or_else(|| suite::default_sdk_corpus(&opts.spec));
-    let suite = suite::load(&opts.spec, &corpus, &sdk);
+    let suite = suite::load(&opts.spec, &corpus, &sdk, suite::Sources::for_filter(&opts.libtest));
     let loaded = suite.scenarios.len() + suite.groups.len() + suite.sdk.len() + suite.errors.len();
     interrupt::watch(&report, loaded, started);
     let stop = |info: Option<&SubjectInfo>, reason: String| {

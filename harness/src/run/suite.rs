@@ -54,6 +54,35 @@ pub struct Suite {
     pub catalog: dsh_conformance::catalog::Catalog,
 }
 
+/// Which of the suite's three sources a run loads: all of them, unless an exact filter names a trial of
+/// one (`--exact corpus/validation/...`), as nextest does for each trial it runs in a process of its own
+/// (the deep validation corpus alone takes seconds to load in a debug build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sources {
+    /// `spec/scenarios` (and the rules, always loaded).
+    pub scenarios: bool,
+    /// The validation corpus.
+    pub validation: bool,
+    /// The SDK corpus.
+    pub sdk: bool,
+}
+
+impl Sources {
+    /// Everything.
+    pub const ALL: Sources = Sources { scenarios: true, validation: true, sdk: true };
+
+    /// The sources a trial named `filter` can come from when the filter is exact, else all. A load-error
+    /// trial is named by its file, which starts the same way as the trials of its source.
+    pub fn for_filter(args: &libtest_mimic::Arguments) -> Sources {
+        match (&args.filter, args.exact, args.list) {
+            (Some(name), true, false) if name.starts_with("corpus/validation/") => Sources { scenarios: false, validation: true, sdk: false },
+            (Some(name), true, false) if name.starts_with("corpus/sdk/") => Sources { scenarios: false, validation: false, sdk: true },
+            (Some(name), true, false) if !name.starts_with("corpus/") => Sources { scenarios: true, validation: false, sdk: false },
+            _ => Sources::ALL,
+        }
+    }
+}
+
 /// The validation corpus next to a spec directory: `<spec>/../corpus/validation`.
 pub fn default_corpus(spec: &Path) -> PathBuf {
     spec.parent().unwrap_or(Path::new(".")).join("corpus").join("validation")
@@ -66,11 +95,22 @@ pub fn default_sdk_corpus(spec: &Path) -> PathBuf {
 
 /// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`),
 /// the validation corpus in `corpus` (`dsh_conformance::corpus`) and the SDK corpus in `sdk`
-/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials.
-pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
+/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials, and so has a source `sources`
+/// leaves out.
+pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
     let mut loaded = dsh_conformance::load_suite(spec);
-    let validation = corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog));
-    let sdk = sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog));
+    if !sources.scenarios {
+        loaded.scenarios.clear();
+        // Scenario files' display paths start with the spec directory's name (`loader::load_suite`).
+        let scenarios = PathBuf::from(spec.file_name().unwrap_or_default()).join("scenarios");
+        loaded.errors.retain(|e| !e.file.starts_with(&scenarios));
+    }
+    let validation = if sources.validation {
+        corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog))
+    } else {
+        corpus::Corpus::default()
+    };
+    let sdk = if sources.sdk { sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog)) } else { Default::default() };
     let mut errors: Vec<LoadError> = loaded
         .errors_by_file()
         .into_iter()
