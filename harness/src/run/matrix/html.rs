@@ -216,7 +216,7 @@ function apply(){
       (!only||row.dataset.id===only);
     row.hidden=!ok;if(ok)shown++;
   }
-  for(const row of document.querySelectorAll('tr.rule'))row.hidden=!!area&&row.dataset.area!==area;
+  for(const body of document.querySelectorAll('tbody.area'))body.hidden=!!area&&body.dataset.area!==area;
   document.getElementById('shown').textContent=shown+' trial(s) shown';
 }
 function write(){
