@@ -6,7 +6,12 @@ import { Context } from '@deepseek-ai/cordis';
 import { SystemPrompt } from '@deepseek-ai/dsh-system-prompt';
 import { ToolRuntime } from '@deepseek-ai/dsh-tools';
 import { ApprovalService } from '@deepseek-ai/dsh-user-approval';
-import { WorkerThreadCodeRuntime } from '@deepseek-ai/dsh-code-runtime-worker-thread';
+// rc.6 and rc.7 were published without the worker-thread runtime (versions/README.md): without the package
+// the adapter declares no runtime, and Code Mode scenarios that need one are SKIP(not-applicable).
+export const WorkerThreadCodeRuntime = await import('@deepseek-ai/dsh-code-runtime-worker-thread').then(
+  (m) => m.WorkerThreadCodeRuntime,
+  () => undefined,
+);
 import { Session as DshSession } from '@deepseek-ai/dsh-session';
 import { createScope } from '@deepseek-ai/dsh-scope';
 import { stringify } from './json.mjs';
