@@ -93,7 +93,8 @@ fn updated(comments: &str, old: Vec<Written>, trials: &[TrialLine]) -> (String, 
 
 /// Whether an expectations entry can name this record: not a load error, not a stray record.
 fn nameable(trial: &TrialLine) -> bool {
-    !(trial.rules.is_empty() && trial.outcome == OutcomeName::Error) && !trial.id.ends_with(" (after close)")
+    let load_error = trial.rules.is_empty() && trial.outcome == OutcomeName::Error;
+    !load_error && !trial.id.ends_with(" (after close)")
 }
 
 /// The comment lines at the top of a file, kept as the new file's head.
