@@ -7,7 +7,8 @@
 //! per-rule coverage (passed / trials per implementation; rules of the catalog with no trial are listed
 //! as uncovered). Filters by area, profile, outcome and "changed only" live in the URL fragment
 //! (`#area=REG&outcome=FAIL`), so a filtered view is a link; every trial row has its id as anchor
-//! (`#t=<id>`, a permalink that filters to that trial).
+//! (`#t=<id>`, a permalink that filters to that trial). Rule statements, profiles and the uncovered rules
+//! come from the workspace's spec (`cli::DEFAULT_SPEC`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -108,7 +109,7 @@ fn render(
                         continue;
                     };
                     outcomes.insert(trial.outcome.to_string());
-                    let label = label(trial);
+                    let label = label_of(trial);
                     let moved = earlier.get(n).is_some() && was.map(label_of) != Some(label.clone());
                     if moved {
                         changed = true;
@@ -176,10 +177,6 @@ fn render(
 </body></html>
 "#
     )
-}
-
-fn label(trial: &TrialLine) -> String {
-    label_of(trial)
 }
 
 fn label_of(trial: &TrialLine) -> String {
