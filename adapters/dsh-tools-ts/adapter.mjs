@@ -9,7 +9,7 @@
 // methods.mjs, and answered through the one ordered writer (common.mjs). Modules: common.mjs (writer,
 // errors, helpers), instructions.mjs, session.mjs, tools.mjs, listeners.mjs, methods.mjs, json.mjs.
 
-import { log, send, AdapterError } from './common.mjs';
+import { log, send, AdapterError, reportFailure, setCurrentSession } from './common.mjs';
 import { METHODS, sessionOf } from './methods.mjs';
 
 async function handle(message) {
@@ -22,6 +22,7 @@ async function handle(message) {
   const fn = METHODS[method];
   if (fn === undefined) return fail(-32601, `unknown method "${method}"`);
   let session;
+  setCurrentSession(params?.session);
   try {
     if (method !== 'initialize' && method !== 'session/open') {
       session = sessionOf(params);
@@ -42,8 +43,10 @@ async function handle(message) {
 // ---------------------------------------------------------------------------------------------------
 // Main loop.
 
-process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason?.stack ?? reason}`));
-process.on('uncaughtException', (error) => log(`uncaught exception: ${error?.stack ?? error}`));
+// Nobody caught these: the adapter's own glue failed while a call ran. Say so (PROTOCOL.md `failure`), so
+// the trial is ERROR(adapter) with the reason instead of a TIMEOUT blamed on upstream.
+process.on('unhandledRejection', (reason) => reportFailure(`unhandled rejection in the adapter: ${reason?.stack ?? reason}`));
+process.on('uncaughtException', (error) => reportFailure(`uncaught exception in the adapter: ${error?.stack ?? error}`));
 
 // Lines end at `\n` only (conformance/PROTOCOL.md § Framing). node:readline also ends a line at U+2028
 // and U+2029, which JSON strings may hold unescaped, so stdin is split here instead.

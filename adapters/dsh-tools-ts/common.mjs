@@ -14,6 +14,21 @@ export function send(message) {
   process.stdout.write(stringify(message) + '\n');
 }
 
+// The session whose request arrived last: an exception nobody catches belongs to it.
+let currentSession;
+export const setCurrentSession = (id) => { if (typeof id === 'string') currentSession = id; };
+
+/**
+ * Reports a failure of the adapter's own code inside a running call (conformance/PROTOCOL.md
+ * § Notifications, `failure`): the harness ends the request in flight as ERROR(adapter) with `message`
+ * at once, instead of waiting for the step timeout. `session` defaults to the one served last.
+ */
+export function reportFailure(message, { session = currentSession, callId } = {}) {
+  log(`reporting a failure in session ${session}: ${message}`);
+  if (session === undefined) return;
+  send({ jsonrpc: '2.0', method: 'failure', params: { session, message, ...(callId !== undefined ? { callId } : {}) } });
+}
+
 /** A request the adapter cannot carry out: answered as a JSON-RPC error, never a crash. */
 export class AdapterError extends Error {
   constructor(message, code = -32000) {

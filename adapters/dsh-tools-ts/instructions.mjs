@@ -1,7 +1,7 @@
 // The fixture instruction interpreter (spec/README.md § Fixture vocabulary): `compile` validates an
 // instruction list, `run` / `runSync` interpret it against a session (marks, gates, aborts, returns).
 
-import { AdapterError, soleKey, makeError, argumentAt, toUserMessage } from './common.mjs';
+import { AdapterError, soleKey, makeError, argumentAt, toUserMessage, reportFailure } from './common.mjs';
 
 // ---------------------------------------------------------------------------------------------------
 // Instructions. `compile` validates a list once (unknown instructions are adapter errors at the request
@@ -75,7 +75,7 @@ export function run(program, env) {
         case 'waitOrAbort':
           return session.trackTask(session.waitGate(arg, env.signal()).then(() => step(i + 1)));
         case 'awaitAbort':
-          return session.trackTask(waitAbort(env.signal()).then(() => step(i + 1)));
+          return session.trackTask(waitAbort(env.signal(), env).then(() => step(i + 1)));
         default:
           throw new AdapterError(`unknown instruction "${key}"`);
       }
@@ -85,8 +85,14 @@ export function run(program, env) {
   return step(0);
 }
 
-function waitAbort(signal) {
-  if (signal === undefined) return new Promise(() => {});
+function waitAbort(signal, env) {
+  if (signal === undefined) {
+    // Nothing can ever abort this callback: waiting would only end in the harness's step timeout.
+    reportFailure('awaitAbort: this callback has no abort signal in upstream, so it would wait forever', {
+      session: env.session.id, callId: env.callId,
+    });
+    return new Promise(() => {});
+  }
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -7,7 +7,7 @@ import {
   parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema,
 } from '@deepseek-ai/dsh-tools';
 import { log, AdapterError, toResult, outcomeOf, outcomeOfAsync } from './common.mjs';
-import { FixtureSession } from './session.mjs';
+import { FixtureSession, WorkerThreadCodeRuntime } from './session.mjs';
 import { HOOK_KINDS } from './listeners.mjs';
 
 const PROTOCOL_VERSION = '1.0';
@@ -18,7 +18,7 @@ const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
   'code-mode', 'prompt', 'sdk', 'schema',
 ];
-const RUNTIMES = ['typescript'];
+const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 
 // ---------------------------------------------------------------------------------------------------
 // Requests.

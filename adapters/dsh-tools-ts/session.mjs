@@ -2,11 +2,11 @@
 // fixture plugin context, gates, calls, execution tokens, agents (scopes), handles, marks, the leak report
 // and disposal.
 
+import { existsSync } from 'node:fs';
 import { Context } from '@deepseek-ai/cordis';
 import { SystemPrompt } from '@deepseek-ai/dsh-system-prompt';
 import { ToolRuntime } from '@deepseek-ai/dsh-tools';
 import { ApprovalService } from '@deepseek-ai/dsh-user-approval';
-import { WorkerThreadCodeRuntime } from '@deepseek-ai/dsh-code-runtime-worker-thread';
 import { Session as DshSession } from '@deepseek-ai/dsh-session';
 import { createScope } from '@deepseek-ai/dsh-scope';
 import { stringify } from './json.mjs';
@@ -15,6 +15,15 @@ import { compile, run } from './instructions.mjs';
 import { compileTool, buildDefinition } from './tools.mjs';
 import { HOOK_KINDS, LISTENERS } from './listeners.mjs';
 import { observeDispatchLog } from './codedispatch.mjs';
+
+// rc.6 and rc.7 were published without the worker-thread runtime (versions/README.md): without the package
+// the adapter declares no runtime, and Code Mode scenarios that need one are SKIP(not-applicable). Only a
+// package installed beside this release counts: Node's lookup would otherwise climb from versions/rc.N
+// to the adapter folder and mix in rc.8's runtime.
+const WORKER_THREAD = '@deepseek-ai/dsh-code-runtime-worker-thread';
+export const WorkerThreadCodeRuntime = existsSync(new URL(`./node_modules/${WORKER_THREAD}/package.json`, import.meta.url))
+  ? (await import(WORKER_THREAD)).WorkerThreadCodeRuntime
+  : undefined;
 
 // ---------------------------------------------------------------------------------------------------
 // One session: one cordis Context with the real plugins.

@@ -4,7 +4,7 @@
 
 import { defineTool } from '@deepseek-ai/dsh-tools';
 import { stringify, jsonEqual } from './json.mjs';
-import { AdapterError, isObj, soleKey, makeError, argumentAt, nonFinite } from './common.mjs';
+import { AdapterError, isObj, soleKey, makeError, argumentAt, nonFinite, reportFailure } from './common.mjs';
 import { compile, run, runSync } from './instructions.mjs';
 
 // ---------------------------------------------------------------------------------------------------
@@ -60,7 +60,14 @@ export function buildDefinition(session, fixture) {
   const name = fixture.name;
   const execute = async (args, exec) => {
     session.tokens.set(exec.callId, exec.token);
-    const outcome = await run(body, { session, callId: exec.callId, signal: () => exec.signal, exec, args });
+    let outcome;
+    try {
+      outcome = await run(body, { session, callId: exec.callId, signal: () => exec.signal, exec, args });
+    } catch (error) {
+      // The adapter, not the tool, failed: upstream would publish it as the tool's error result.
+      if (error instanceof AdapterError) reportFailure(`tool "${name}" body: ${error.message}`, { session: session.id, callId: exec.callId });
+      throw error;
+    }
     return outcome.returned ? outcome.value : null;
   };
 

@@ -256,9 +256,10 @@ impl AdapterSubject {
                 }
             },
             Some(None) => None,
-            None => wire::event_session(&value)
-                .filter(|s| self.closed.contains(s) && self.current.as_ref() != Some(s))
-                .map(|s| (s, "an event after its session was closed".to_owned())),
+            None => wire::event_session(&value).filter(|s| self.closed.contains(s) && self.current.as_ref() != Some(s)).map(|s| {
+                let failure = value.get("method").and_then(Value::as_str) == Some(wire::FAILURE);
+                (s, if failure { "a failure report after its session was closed" } else { "an event after its session was closed" }.to_owned())
+            }),
         };
         if let Some((session, what)) = owner {
             dsh_conformance::json::dismantle(value);
@@ -274,6 +275,7 @@ impl AdapterSubject {
         match wire::classify(value, id) {
             wire::Message::Event(params) => Ok(Seen::Event(params)),
             wire::Message::Response(result) => Ok(Seen::Reply(result)),
+            wire::Message::Failure(text) => Err(self.protocol(text)),
             wire::Message::Invalid(problem) => {
                 let msg = format!("{problem}: {}", wire::display(&raw));
                 Err(self.protocol(msg))

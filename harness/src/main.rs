@@ -4,10 +4,9 @@
 
 use std::process::ExitCode;
 
-use dsh_conformance::subject::{Subject, SubjectError};
+use dsh_conformance::subject::Subject;
 use dsh_harness::adapter::AdapterSubject;
-use dsh_harness::refserver::ReferenceSubject;
-use dsh_harness::run::{self, cli, matrix, pool::Factory};
+use dsh_harness::run::{self, cli, explain, matrix, pool::{self, Factory}};
 
 fn main() -> ExitCode {
     let mut args = Vec::new();
@@ -29,7 +28,10 @@ fn main() -> ExitCode {
             print!("{}", cli::USAGE);
             ExitCode::SUCCESS
         }
-        Ok(cli::Command::Matrix { reports, update }) => matrix::main(&reports, update.as_deref()),
+        Ok(cli::Command::Matrix { reports, update, html, before }) => {
+            matrix::main(&reports, update.as_deref(), html.as_deref(), &before)
+        }
+        Ok(cli::Command::Explain { id, spec }) => explain::main(&id, &spec),
         Ok(cli::Command::Run(opts)) => {
             let (factory, subject): (Factory, String) = match opts.adapter.clone() {
                 Some(command) => {
@@ -39,19 +41,9 @@ fn main() -> ExitCode {
                     });
                     (factory, format!("adapter: {}", opts.adapter.as_deref().unwrap_or_default()))
                 }
-                None => (in_process(), "in-process".to_owned()),
+                None => (pool::in_process(), "in-process".to_owned()),
             };
             run::run(*opts, factory, &subject)
         }
     }
-}
-
-/// The reference served in-process: one `ReferenceSubject` per pooled subject.
-fn in_process() -> Factory {
-    Box::new(|| {
-        ReferenceSubject::new().map(|s| Box::new(s) as Box<dyn Subject>).map_err(|e| SubjectError::Crash {
-            status: format!("the in-process reference could not start: {e}"),
-            stderr_tail: String::new(),
-        })
-    })
 }

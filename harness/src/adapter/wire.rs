@@ -17,6 +17,9 @@ pub enum Message {
     Event(Value),
     /// The response to the request in flight.
     Response(Result<Value, RpcError>),
+    /// A `failure` notification: the adapter says its own code failed inside the running session (what
+    /// it reported, shown to people); the request in flight becomes `ERROR(adapter)` at once.
+    Failure(String),
     /// Anything else, with what is wrong.
     Invalid(String),
 }
@@ -68,9 +71,14 @@ pub fn response_id(value: &Value) -> Option<Option<u64>> {
     value.get("id").map(Value::as_u64)
 }
 
-/// The `session` of an `event` notification.
+/// The method of the notification an adapter sends to report a failure inside a running call
+/// (`conformance/PROTOCOL.md` § Notifications).
+pub const FAILURE: &str = "failure";
+
+/// The `session` of an `event` or `failure` notification.
 pub fn event_session(value: &Value) -> Option<String> {
-    if value.get("method").and_then(Value::as_str) != Some("event") || value.get("id").is_some() {
+    let method = value.get("method").and_then(Value::as_str);
+    if !matches!(method, Some("event" | FAILURE)) || value.get("id").is_some() {
         return None;
     }
     value.pointer("/params/session").and_then(Value::as_str).map(str::to_owned)
@@ -94,8 +102,21 @@ pub fn classify(mut value: Value, expected_id: u64) -> Message {
             Some(params) if params.is_object() => Message::Event(params),
             _ => Message::Invalid("an `event` notification without object `params`".into()),
         },
+        Some(FAILURE) => failure(object.get("params")),
         Some(other) => Message::Invalid(format!("unexpected notification `{other}`")),
         None => Message::Invalid("neither a response nor a notification".into()),
+    }
+}
+
+/// A `failure` notification's params `{ session, message, callId? }`, as shown to people.
+fn failure(params: Option<&Value>) -> Message {
+    let text = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+    match (text("session"), text("message")) {
+        (Some(session), Some(message)) => {
+            let call = text("callId").map(|c| format!(", call {c}")).unwrap_or_default();
+            Message::Failure(format!("the adapter reported a failure inside session {session}{call}: {message}"))
+        }
+        _ => Message::Invalid("a `failure` notification needs params { session: string, message: string, callId?: string }".into()),
     }
 }
 
@@ -138,6 +159,18 @@ mod tests {
             .spawn(move || parse(&line).map(|v| v.is_array()))
             .expect("spawn");
         assert_eq!(handle.join().ok(), Some(Ok(true)));
+    }
+
+    #[test]
+    fn a_failure_notification_names_session_and_call() {
+        let line = serde_json::json!({"jsonrpc": "2.0", "method": "failure", "params": {"session": "s", "callId": "call-1", "message": "boom"}});
+        assert_eq!(event_session(&line).as_deref(), Some("s"));
+        match classify(line, 7) {
+            Message::Failure(text) => assert_eq!(text, "the adapter reported a failure inside session s, call call-1: boom"),
+            _ => panic!("not classified as a failure"),
+        }
+        let bad = serde_json::json!({"jsonrpc": "2.0", "method": "failure", "params": {"message": 3}});
+        assert!(matches!(classify(bad, 7), Message::Invalid(m) if m.contains("needs params")));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! dsh-harness [--adapter CMD] [--spec DIR] [--corpus DIR] [--sdk-corpus DIR] [--report FILE.jsonl] [--expectations FILE.yaml]
+//!             [--junit FILE.xml] [--update-expectations FILE.yaml]
 //!             [--step-timeout SECS] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
-//! dsh-harness matrix REPORT.jsonl... [--update README.md]
+//! dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
+//! dsh-harness explain ID [--spec DIR]
 //! ```
 
 use std::path::PathBuf;
@@ -21,7 +23,8 @@ outcome was unexpected (101 when one was, 2 when nothing could be run, 130/143 w
 
 USAGE:
     dsh-harness [OPTIONS] [FILTER...] [LIBTEST OPTIONS]
-    dsh-harness matrix REPORT.jsonl... [--update README.md]
+    dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
+    dsh-harness explain ID [--spec DIR]
 
 OPTIONS:
     --adapter CMD          run against the adapter `sh -c CMD` (default: the reference, in-process)
@@ -31,10 +34,18 @@ OPTIONS:
     --report FILE.jsonl    write the JSON Lines report (truncated at start; a footer says how the run ended)
     --expectations FILE    the implementation's expectations file (strict both ways); must exist
     --step-timeout SECS    how long one request may go unanswered, writing it included (default 10)
+    --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
+    --update-expectations FILE
+                           after the run, rewrite FILE (may be the --expectations file) from the outcomes:
+                           unchanged entries keep their reasons, passing ones are dropped, new failures get
+                           a placeholder reason that fails the next run until someone writes a real one
     -h, --help             this text
 
 SUBCOMMANDS:
-    matrix                 print the conformance matrix of reports, or splice it into a Markdown file
+    matrix                 print the conformance matrix of reports, or splice it into a Markdown file;
+                           --html FILE writes the self-contained HTML matrix (--before: the reports to diff
+                           against, in the same order)
+    explain ID             print a trial's file and line, its rules (statement, notes), setup and steps
 
 LIBTEST OPTIONS (the usual ones):
     FILTER                 run only trials whose name contains FILTER (load errors always run)
@@ -62,6 +73,17 @@ pub enum Command {
         reports: Vec<PathBuf>,
         /// A Markdown file whose `<!-- matrix:begin -->`/`<!-- matrix:end -->` section is replaced.
         update: Option<PathBuf>,
+        /// Where to write the HTML matrix.
+        html: Option<PathBuf>,
+        /// Earlier reports the HTML matrix shows changes against.
+        before: Vec<PathBuf>,
+    },
+    /// Print what a trial checks.
+    Explain {
+        /// The trial id.
+        id: String,
+        /// The spec directory.
+        spec: PathBuf,
     },
 }
 
@@ -80,6 +102,10 @@ pub struct RunOptions {
     pub report: Option<PathBuf>,
     /// The expectations file.
     pub expectations: Option<PathBuf>,
+    /// Where to write JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// The expectations file to rewrite from the run's outcomes.
+    pub update_expectations: Option<PathBuf>,
     /// Per-request timeout.
     pub step_timeout: Duration,
     /// libtest-mimic's arguments.
@@ -93,6 +119,9 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     if args.first().map(String::as_str) == Some("matrix") {
         return parse_matrix(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("explain") {
+        return parse_explain(&args[1..]);
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(Command::Help);
     }
@@ -102,6 +131,8 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     let mut corpus = None;
     let mut sdk_corpus = None;
     let mut expectations = None;
+    let mut junit = None;
+    let mut update_expectations = None;
     let mut step_timeout = DEFAULT_STEP_TIMEOUT;
     let mut rest = vec!["dsh-harness".to_owned()];
     let mut threads_given = false;
@@ -119,6 +150,8 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
             "--sdk-corpus" => sdk_corpus = Some(PathBuf::from(value("--sdk-corpus")?)),
             "--report" => report = Some(PathBuf::from(value("--report")?)),
             "--expectations" => expectations = Some(PathBuf::from(value("--expectations")?)),
+            "--junit" => junit = Some(PathBuf::from(value("--junit")?)),
+            "--update-expectations" => update_expectations = Some(PathBuf::from(value("--update-expectations")?)),
             "--step-timeout" => {
                 let text = value("--step-timeout")?;
                 let secs: f64 = text.parse().map_err(|_| format!("--step-timeout: `{text}` is not a number"))?;
@@ -132,23 +165,62 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
         }
     }
     let libtest = libtest_mimic::Arguments::from_iter(rest);
-    Ok(Command::Run(Box::new(RunOptions { adapter, spec, corpus, sdk_corpus, report, expectations, step_timeout, libtest, threads_given })))
+    Ok(Command::Run(Box::new(RunOptions {
+        adapter,
+        spec,
+        corpus,
+        sdk_corpus,
+        report,
+        expectations,
+        junit,
+        update_expectations,
+        step_timeout,
+        libtest,
+        threads_given,
+    })))
 }
 
 fn parse_matrix(args: &[String]) -> Result<Command, String> {
     let mut reports = Vec::new();
+    let mut before = Vec::new();
+    let mut in_before = false;
     let mut update = None;
+    let mut html = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--update" => update = Some(PathBuf::from(it.next().ok_or("--update needs a file")?)),
             a if a.starts_with("--update=") => update = Some(PathBuf::from(&a["--update=".len()..])),
+            "--html" => html = Some(PathBuf::from(it.next().ok_or("--html needs a file")?)),
+            a if a.starts_with("--html=") => html = Some(PathBuf::from(&a["--html=".len()..])),
+            "--before" => in_before = true,
             a if a.starts_with('-') => return Err(format!("matrix: unknown flag `{a}`")),
+            a if in_before => before.push(PathBuf::from(a)),
             a => reports.push(PathBuf::from(a)),
         }
     }
     if reports.is_empty() {
         return Err("matrix needs at least one REPORT.jsonl".into());
     }
-    Ok(Command::Matrix { reports, update })
+    if !before.is_empty() && html.is_none() {
+        return Err("matrix: --before is for the HTML matrix: give --html FILE too".into());
+    }
+    Ok(Command::Matrix { reports, update, html, before })
+}
+
+fn parse_explain(args: &[String]) -> Result<Command, String> {
+    let mut id = None;
+    let mut spec = PathBuf::from(DEFAULT_SPEC);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--spec" => spec = PathBuf::from(it.next().ok_or("--spec needs a directory")?),
+            a if a.starts_with("--spec=") => spec = PathBuf::from(&a["--spec=".len()..]),
+            a if a.starts_with('-') => return Err(format!("explain: unknown flag `{a}`")),
+            a if id.is_none() => id = Some(a.to_owned()),
+            a => return Err(format!("explain takes one trial id (got a second: `{a}`)")),
+        }
+    }
+    let id = id.ok_or("explain needs a trial id (see `dsh-harness --list`)")?;
+    Ok(Command::Explain { id, spec })
 }

@@ -10,6 +10,11 @@
 //! missing reason or an unknown outcome is an error. `SKIP` entries are not run at all. Each entry is
 //! checked on its own: a bad entry is a problem at its own line (an unknown field at the field's line)
 //! and every other entry still applies.
+//!
+//! `--update-expectations FILE` rewrites a file from a run (`rewrite`): an entry whose outcome happened
+//! again keeps its reason (and `issue`), a trial that passed loses its entry, a new or changed failure gets
+//! the reason [`PLACEHOLDER`], which is a problem when the file is next loaded, so nobody forgets to say
+//! why. Entries of trials the run did not select (a filter) are kept as they were.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -18,6 +23,9 @@ use dsh_conformance::OutcomeName;
 use serde::Deserialize;
 
 use super::verdict::Verdict;
+
+mod rewrite;
+pub use rewrite::rewrite;
 
 /// One entry.
 #[derive(Debug, Clone)]
@@ -42,6 +50,9 @@ pub struct Problem {
     /// What is wrong.
     pub message: String,
 }
+
+/// The reason `--update-expectations` gives a new entry; loading a file that still has it is a problem.
+pub const PLACEHOLDER: &str = "TODO(update-expectations): say why this fails";
 
 /// The fields of an entry.
 const FIELDS: [&str; 4] = ["id", "outcome", "reason", "issue"];
@@ -110,6 +121,10 @@ impl Expectations {
                 }
             };
             let reason = match entry.reason.map(|r| r.trim().to_owned()) {
+                Some(r) if r.starts_with(PLACEHOLDER) => {
+                    problem(line, format!("`{}`: the reason is still the placeholder --update-expectations wrote: say why it fails", entry.id));
+                    continue;
+                }
                 Some(r) if !r.is_empty() => r,
                 _ => {
                     problem(line, format!("`{}`: every entry needs a `reason`", entry.id));

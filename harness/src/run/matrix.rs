@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use dsh_conformance::OutcomeName;
 use dsh_conformance::report::ReportLine;
 
+pub mod html;
+
 const BEGIN: &str = "<!-- matrix:begin -->";
 const END: &str = "<!-- matrix:end -->";
 
@@ -26,8 +28,16 @@ pub struct Summary {
     pub areas: BTreeMap<String, BTreeMap<OutcomeName, usize>>,
 }
 
-/// The `matrix` subcommand.
-pub fn main(reports: &[PathBuf], update: Option<&Path>) -> ExitCode {
+/// The `matrix` subcommand: the Markdown tables printed or spliced into `update`, and, with `html`, the
+/// HTML matrix (`html.rs`) of `reports`, showing changes against `before`.
+pub fn main(reports: &[PathBuf], update: Option<&Path>, html: Option<&Path>, before: &[PathBuf]) -> ExitCode {
+    if let Some(target) = html {
+        if let Err(e) = self::html::write(reports, before, target) {
+            eprintln!("dsh-harness matrix --html: {e}");
+            return ExitCode::from(2);
+        }
+        println!("wrote the HTML matrix {}", target.display());
+    }
     let mut summaries = Vec::new();
     for path in reports {
         match summarise(path) {

@@ -17,9 +17,12 @@
 //! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
 //! 8. End the subjects (strays they still send are blamed), footer, skip reasons, summary line.
 
+pub mod capabilities;
 pub mod cli;
 pub mod expectations;
+pub mod explain;
 pub mod interrupt;
+pub mod junit;
 pub mod matrix;
 pub mod pool;
 pub mod report;
@@ -64,6 +67,12 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = &opts.junit {
+        report.set_junit(path, subject);
+    }
+    if opts.update_expectations.is_some() {
+        report.keep_trials();
+    }
     interrupt::watch(&report, 0, started);
     if let Err(e) = check_paths(&opts) {
         report.header(None, subject, &opts.spec, opts.expectations.as_deref());
@@ -73,7 +82,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let corpus = opts.corpus.clone().unwrap_or_else(|| suite::default_corpus(&opts.spec));
     let sdk = opts.sdk_corpus.clone().unwrap_or_else(|| suite::default_sdk_corpus(&opts.spec));
-    let suite = suite::load(&opts.spec, &corpus, &sdk);
+    let suite = suite::load(&opts.spec, &corpus, &sdk, suite::Sources::for_filter(&opts.libtest));
     let loaded = suite.scenarios.len() + suite.groups.len() + suite.sdk.len() + suite.errors.len();
     interrupt::watch(&report, loaded, started);
     let stop = |info: Option<&SubjectInfo>, reason: String| {
@@ -109,6 +118,14 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         None => (Expectations::default(), Vec::new()),
     };
     report.header(Some(&info), subject, &opts.spec, opts.expectations.as_deref());
+    if let Some(path) = &opts.junit {
+        report.set_junit(path, &format!("{} {} ({subject})", info.name, info.version));
+    }
+    if !listing {
+        for warning in capabilities::warnings(&info) {
+            eprintln!("dsh-harness: warning: {warning}");
+        }
+    }
     if report.write_failed() {
         // Nothing can be recorded: say so before anything runs (the error was printed by the report).
         return ExitCode::from(2);
@@ -166,6 +183,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         let skip = skip_of(&ctx.expectations, &planned.id, || suite::not_applicable(&planned.scenario, &info));
         let c = Arc::clone(&ctx);
         let (id, file, rules) = (planned.id.clone(), planned.file.clone(), planned.rules.clone());
+        let line = planned.line;
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
@@ -175,7 +193,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             }
             None => {
                 let scenario = planned.scenario;
-                Trial::ignorable_test(unique(id.clone()), move || trial::run_scenario(&c, &id, &file, &rules, scenario))
+                Trial::ignorable_test(unique(id.clone()), move || trial::run_scenario(&c, &id, (&file, line), &rules, scenario))
             }
         };
         trials.push(trial);
@@ -249,7 +267,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         for (id, file, rules, verdict) in &prerecorded {
             if selected.contains(id.as_str()) {
                 let _ = trial::settle(&ctx, id, file, rules, verdict);
-                skipped.push(format!("    {id}: {}: {}", verdict.label(), verdict.message));
+                skipped.push((id.as_str(), verdict));
             }
         }
     }
@@ -258,13 +276,22 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         return conclusion.exit_code();
     }
     if !skipped.is_empty() {
-        println!("skipped (not run):\n{}\n", skipped.join("\n"));
+        println!("{}", capabilities::skip_summary(&skipped));
     }
     // Whatever the adapters still send is blamed on the session it names.
     ctx.blame(ctx.pool.finish(FINISH_WAIT.min(opts.step_timeout)));
     let planned = planned + ctx.extra.load(Ordering::SeqCst);
     ctx.report.footer(planned, started.elapsed());
     println!("{}", ctx.report.summary(planned, &implementation));
+    if let Some(path) = &opts.update_expectations {
+        match expectations::rewrite(path, opts.expectations.as_deref(), &ctx.report.kept_trials()) {
+            Ok(summary) => println!("{summary}"),
+            Err(e) => {
+                eprintln!("dsh-harness: --update-expectations: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let executed: usize = ctx.report.counts().values().sum();
     let unexpected = ctx.report.counts().iter().any(|(o, n)| o.is_unexpected() && *n > 0);
     if conclusion.has_failed() || unexpected || executed != planned || ctx.report.write_failed() {

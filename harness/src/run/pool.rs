@@ -118,3 +118,13 @@ fn describe(error: &SubjectError) -> String {
         SubjectError::Protocol { message } => message.clone(),
     }
 }
+
+/// The reference served in-process (`refserver::ReferenceSubject`): one per pooled subject.
+pub fn in_process() -> Factory {
+    Box::new(|| {
+        crate::refserver::ReferenceSubject::new().map(|s| Box::new(s) as Box<dyn Subject>).map_err(|e| SubjectError::Crash {
+            status: format!("the in-process reference could not start: {e}"),
+            stderr_tail: String::new(),
+        })
+    })
+}

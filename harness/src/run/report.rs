@@ -7,11 +7,15 @@
 //! (initialize failed, version mismatch, nothing planned, SIGINT/SIGTERM) ends with a footer saying why.
 //! A write that fails is reported at once on stderr, and again in the summary line. Transcripts are kept
 //! for every outcome but PASS.
+//!
+//! When a JUnit file is asked for (`set_junit`), the records are also kept in memory and the JUnit XML
+//! (`junit.rs`) is written whenever the footer is, an aborted or interrupted run included. The kept
+//! records also serve `--update-expectations`.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -49,6 +53,10 @@ pub struct Report {
     error: Mutex<Option<String>>,
     /// Set once the footer is written: later records are dropped.
     closed: AtomicBool,
+    /// Records kept in memory (`keep_trials`), when asked for.
+    kept: Mutex<Option<Vec<TrialLine>>>,
+    /// The JUnit file to write with the footer, and the implementation it names.
+    junit: Mutex<Option<(PathBuf, String)>>,
 }
 
 impl Report {
@@ -70,7 +78,29 @@ impl Report {
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             closed: AtomicBool::new(false),
+            kept: Mutex::new(None),
+            junit: Mutex::new(None),
         })
+    }
+
+    /// Keeps every trial record in memory from now on (`kept_trials`).
+    pub fn keep_trials(&self) {
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The trial records kept since `keep_trials` (empty when it was not called).
+    pub fn kept_trials(&self) -> Vec<TrialLine> {
+        self.kept.lock().ok().and_then(|k| k.clone()).unwrap_or_default()
+    }
+
+    /// Writes JUnit XML to `path` whenever the footer is written, naming `implementation`.
+    pub fn set_junit(&self, path: &Path, implementation: &str) {
+        self.keep_trials();
+        if let Ok(mut junit) = self.junit.lock() {
+            *junit = Some((path.to_owned(), implementation.to_owned()));
+        }
     }
 
     /// Writes the header (`info` is `None` when the subject did not initialize).
@@ -87,7 +117,7 @@ impl Report {
         if let Ok(mut counts) = self.counts.lock() {
             *counts.entry(verdict.outcome).or_default() += 1;
         }
-        self.write(&ReportLine::Trial(TrialLine {
+        let line = TrialLine {
             id: record.id.to_owned(),
             file: record.file.to_owned(),
             rules: record.rules.to_vec(),
@@ -97,13 +127,23 @@ impl Report {
             duration_ms: millis(record.duration),
             expected: record.expected.map(|e| Expected { outcome: e.outcome, reason: e.reason.clone() }),
             transcript: TrialLine::keeps_transcript(verdict.outcome).then(|| verdict.transcript.clone()),
-        }));
+        };
+        if !self.closed.load(Ordering::SeqCst) {
+            if let Ok(mut kept) = self.kept.lock() {
+                if let Some(kept) = kept.as_mut() {
+                    kept.push(line.clone());
+                }
+            }
+        }
+        self.write(&ReportLine::Trial(line));
     }
 
     /// Writes the footer; `planned` is the number of trials selected to run.
     pub fn footer(&self, planned: usize, duration: Duration) {
-        self.write(&ReportLine::Footer(Footer::new(planned, self.counts(), millis(duration))));
+        let footer = Footer::new(planned, self.counts(), millis(duration));
+        self.write(&ReportLine::Footer(footer.clone()));
         self.closed.store(true, Ordering::SeqCst);
+        self.write_junit(&footer);
     }
 
     /// Writes the footer of a run cut short for `reason`; records written after it are dropped.
@@ -112,7 +152,22 @@ impl Report {
             return;
         }
         let footer = Footer::aborted(planned, self.counts(), millis(duration), reason.to_owned());
-        self.write_line(&ReportLine::Footer(footer));
+        self.write_line(&ReportLine::Footer(footer.clone()));
+        self.write_junit(&footer);
+    }
+
+    /// Writes the JUnit file, if one was asked for; a failure is reported like a report write failure.
+    fn write_junit(&self, footer: &Footer) {
+        let Some((path, implementation)) = self.junit.lock().ok().and_then(|j| j.clone()) else { return };
+        let xml = super::junit::render(&implementation, &self.kept_trials(), Some(footer));
+        if let Err(e) = std::fs::write(&path, xml) {
+            let message = format!("cannot write the JUnit file {}: {e}", path.display());
+            eprintln!("dsh-harness: {message}");
+            self.failed.store(true, Ordering::Relaxed);
+            if let Ok(mut error) = self.error.lock() {
+                error.get_or_insert(message);
+            }
+        }
     }
 
     /// Trials counted so far, per outcome.

@@ -22,6 +22,8 @@ pub struct Planned {
     pub id: String,
     /// The file it came from (display path, `spec/scenarios/...`).
     pub file: String,
+    /// The line of the file where it starts.
+    pub line: usize,
     /// The rules it cites.
     pub rules: Vec<String>,
     /// The scenario.
@@ -48,6 +50,37 @@ pub struct Suite {
     pub sdk: Vec<SdkCase>,
     /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
+    /// The rules that loaded.
+    pub catalog: dsh_conformance::catalog::Catalog,
+}
+
+/// Which of the suite's three sources a run loads: all of them, unless an exact filter names a trial of
+/// one (`--exact corpus/validation/...`), as nextest does for each trial it runs in a process of its own
+/// (the deep validation corpus alone takes seconds to load in a debug build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sources {
+    /// `spec/scenarios` (and the rules, always loaded).
+    pub scenarios: bool,
+    /// The validation corpus.
+    pub validation: bool,
+    /// The SDK corpus.
+    pub sdk: bool,
+}
+
+impl Sources {
+    /// Everything.
+    pub const ALL: Sources = Sources { scenarios: true, validation: true, sdk: true };
+
+    /// The sources a trial named `filter` can come from when the filter is exact, else all. A load-error
+    /// trial is named by its file, which starts the same way as the trials of its source.
+    pub fn for_filter(args: &libtest_mimic::Arguments) -> Sources {
+        match (&args.filter, args.exact, args.list) {
+            (Some(name), true, false) if name.starts_with("corpus/validation/") => Sources { scenarios: false, validation: true, sdk: false },
+            (Some(name), true, false) if name.starts_with("corpus/sdk/") => Sources { scenarios: false, validation: false, sdk: true },
+            (Some(name), true, false) if !name.starts_with("corpus/") => Sources { scenarios: true, validation: false, sdk: false },
+            _ => Sources::ALL,
+        }
+    }
 }
 
 /// The validation corpus next to a spec directory: `<spec>/../corpus/validation`.
@@ -62,11 +95,22 @@ pub fn default_sdk_corpus(spec: &Path) -> PathBuf {
 
 /// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`),
 /// the validation corpus in `corpus` (`dsh_conformance::corpus`) and the SDK corpus in `sdk`
-/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials.
-pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
-    let loaded = dsh_conformance::load_suite(spec);
-    let validation = corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog));
-    let sdk = sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog));
+/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials, and so has a source `sources`
+/// leaves out.
+pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
+    let mut loaded = dsh_conformance::load_suite(spec);
+    if !sources.scenarios {
+        loaded.scenarios.clear();
+        // Scenario files' display paths start with the spec directory's name (`loader::load_suite`).
+        let scenarios = PathBuf::from(spec.file_name().unwrap_or_default()).join("scenarios");
+        loaded.errors.retain(|e| !e.file.starts_with(&scenarios));
+    }
+    let validation = if sources.validation {
+        corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog))
+    } else {
+        corpus::Corpus::default()
+    };
+    let sdk = if sources.sdk { sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog)) } else { Default::default() };
     let mut errors: Vec<LoadError> = loaded
         .errors_by_file()
         .into_iter()
@@ -80,17 +124,19 @@ pub fn load(spec: &Path, corpus: &Path, sdk: &Path) -> Suite {
         by_file.entry(e.file.display().to_string()).or_default().push(e.to_string());
     }
     errors.extend(by_file.into_iter().map(|(file, m)| LoadError { file, message: m.join("\n") }));
+    let catalog = std::mem::take(&mut loaded.catalog);
     let scenarios = loaded
         .scenarios
         .into_iter()
         .map(|l| Planned {
             id: l.scenario.id.clone(),
             file: l.file.display().to_string(),
+            line: l.line,
             rules: l.scenario.rules.clone(),
             scenario: l.scenario,
         })
         .collect();
-    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors }
+    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors, catalog }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature

@@ -79,8 +79,14 @@ impl Context {
     }
 }
 
-/// Runs one scenario as a trial.
-pub fn run_scenario(ctx: &Arc<Context>, id: &str, file: &str, rules: &[String], scenario: Scenario) -> Result<Completion, Failed> {
+/// Runs one scenario (starting at `line` of `file`) as a trial.
+pub fn run_scenario(
+    ctx: &Arc<Context>,
+    id: &str,
+    (file, line): (&str, usize),
+    rules: &[String],
+    scenario: Scenario,
+) -> Result<Completion, Failed> {
     let started = Instant::now();
     let shared = Arc::clone(ctx);
     let session = id.to_owned();
@@ -89,7 +95,7 @@ pub fn run_scenario(ctx: &Arc<Context>, id: &str, file: &str, rules: &[String], 
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
     ctx.report.record(&record);
-    to_libtest(&verdict)
+    to_libtest(&verdict, id, &format!("{file}:{line}"), rules)
 }
 
 /// Runs one validation-corpus group as a trial.
@@ -109,7 +115,7 @@ pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed>
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
     ctx.report.record(&record);
-    to_libtest(&verdict)
+    to_libtest(&verdict, &id, &file, &rules)
 }
 
 /// Runs one SDK-corpus case as a trial.
@@ -123,7 +129,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: SdkCase) -> Result<Completion, Failed> 
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
     ctx.report.record(&record);
-    to_libtest(&verdict)
+    to_libtest(&verdict, &id, &file, &rules)
 }
 
 /// Records a verdict decided without running anything (load errors, skips) and tells libtest-mimic.
@@ -131,7 +137,7 @@ pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &V
     let entry = ctx.expectations.get(id);
     let record = TrialRecord { id, file, rules, verdict, expected: entry, duration: Duration::ZERO };
     ctx.report.record(&record);
-    to_libtest(verdict)
+    to_libtest(verdict, id, file, rules)
 }
 
 fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
@@ -203,12 +209,19 @@ fn on_big_stack(f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
     })
 }
 
-fn to_libtest(verdict: &Verdict) -> Result<Completion, Failed> {
+/// What libtest-mimic shows: a failure starts with a header naming where the trial is (`location`: the
+/// file, with the line for a scenario), its rules and the command that explains it.
+fn to_libtest(verdict: &Verdict, id: &str, location: &str, rules: &[String]) -> Result<Completion, Failed> {
     match verdict.outcome {
         OutcomeName::Pass | OutcomeName::Xfail => Ok(Completion::Completed),
         OutcomeName::Skip => Ok(Completion::ignored_with(verdict.label() + ": " + &verdict.message)),
         _ => {
-            let mut text = format!("{}: {}", verdict.label(), verdict.message);
+            let rules = if rules.is_empty() { "none".to_owned() } else { rules.join(", ") };
+            let mut text = format!(
+                "{} at {location}; rules: {rules} (details: dsh-harness explain '{id}')\n{}",
+                verdict.label(),
+                verdict.message
+            );
             if !verdict.transcript.is_empty() {
                 let skip = verdict.transcript.len().saturating_sub(MESSAGE_TRANSCRIPT_LINES);
                 text.push_str("\ntranscript");

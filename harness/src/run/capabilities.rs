@@ -1,0 +1,136 @@
+//! What the runner says about a subject's declared capabilities: a warning for every feature name the
+//! suite does not know (a typo there would otherwise skip trials silently), and the end summary's static
+//! skips grouped by what the subject lacks.
+
+use std::collections::BTreeMap;
+
+use dsh_conformance::features;
+use dsh_conformance::subject::SubjectInfo;
+
+use super::verdict::Verdict;
+
+/// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
+pub const KNOWN_FEATURES: [&str; 11] = [
+    features::AGENTS,
+    features::APPROVAL,
+    features::EXECUTE_WRAPPERS,
+    features::POST_EXECUTE,
+    features::FINALIZE_CONTENT,
+    features::RESULT_LISTENERS,
+    features::CHANGE_LISTENERS,
+    features::CODE_MODE,
+    features::PROMPT,
+    features::SDK,
+    features::SCHEMA,
+];
+
+/// The code runtimes the suite knows (`setup.runtime`).
+pub const KNOWN_RUNTIMES: [&str; 2] = ["typescript", "python"];
+
+/// One warning per declared feature or runtime the suite does not know, naming the nearest known one.
+pub fn warnings(info: &SubjectInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    for feature in info.features.iter().filter(|f| !KNOWN_FEATURES.contains(&f.as_str())) {
+        out.push(format!(
+            "{} {} declares feature `{feature}`, which the suite does not know{}; known features: {}",
+            info.name,
+            info.version,
+            nearest(feature, &KNOWN_FEATURES).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default(),
+            KNOWN_FEATURES.join(", ")
+        ));
+    }
+    for runtime in info.runtimes.iter().filter(|r| !KNOWN_RUNTIMES.contains(&r.as_str())) {
+        out.push(format!(
+            "{} {} declares runtime `{runtime}`, which no scenario uses; known runtimes: {}",
+            info.name,
+            info.version,
+            KNOWN_RUNTIMES.join(", ")
+        ));
+    }
+    out
+}
+
+/// The skipped trials grouped by reason (for not-applicable skips, the capabilities missing), the
+/// largest group first, each with its trial ids.
+pub fn skip_summary(skipped: &[(&str, &Verdict)]) -> String {
+    let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (id, verdict) in skipped {
+        let key = match verdict.detail.as_deref() {
+            Some("not-applicable") => verdict.message.clone(),
+            _ => format!("{}: {}", verdict.label(), verdict.message),
+        };
+        groups.entry(key).or_default().push(id);
+    }
+    let mut groups: Vec<(String, Vec<&str>)> = groups.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut out = format!("skipped (not run): {} trial(s), by reason:\n", skipped.len());
+    for (reason, ids) in groups {
+        out.push_str(&format!("  {} × {reason}\n", ids.len()));
+        for id in ids {
+            out.push_str(&format!("      {id}\n"));
+        }
+    }
+    out
+}
+
+/// The known name within edit distance 2 of `name`, if exactly one is nearest.
+fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for k in known {
+        let d = distance(name, k);
+        if d <= 2 && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, k));
+        }
+    }
+    best.map(|(_, k)| k)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_conformance::OutcomeName;
+
+    #[test]
+    fn unknown_features_are_warned_with_the_nearest_name() {
+        let info = SubjectInfo {
+            protocol_version: "1.0".into(),
+            name: "x".into(),
+            version: "1".into(),
+            language: "py".into(),
+            profiles: vec![],
+            features: vec!["agents".into(), "change-listener".into(), "teleport".into()],
+            runtimes: vec!["typescript".into(), "lua".into()],
+        };
+        let w = warnings(&info);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("`change-listener`") && w[0].contains("did you mean `change-listeners`?"), "{}", w[0]);
+        assert!(w[1].contains("`teleport`") && !w[1].contains("did you mean"), "{}", w[1]);
+        assert!(w[2].contains("runtime `lua`"), "{}", w[2]);
+    }
+
+    #[test]
+    fn skips_group_by_missing_capability() {
+        let lacks = Verdict::new(OutcomeName::Skip, Some("not-applicable"), "subject lacks code-mode");
+        let other = Verdict::new(OutcomeName::Skip, Some("expectation"), "too slow");
+        let text = skip_summary(&[("a", &lacks), ("b", &other), ("c", &lacks)]);
+        assert_eq!(
+            text,
+            "skipped (not run): 3 trial(s), by reason:\n  2 × subject lacks code-mode\n      a\n      c\n  1 × SKIP(expectation): too slow\n      b\n"
+        );
+    }
+}

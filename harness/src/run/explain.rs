@@ -1,0 +1,138 @@
+//! `dsh-harness explain ID`: what one trial checks, for someone going from a failing trial to its source —
+//! the file and line, its rules with their statements and notes, and its setup and steps (a corpus group:
+//! its description and tests; an SDK case: its language and tool count).
+//!
+//! Values are printed as compact JSON cut to [`SHOWN`] bytes each; the whole command runs on a large
+//! stack because corpus values nest 100,000 levels deep.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use dsh_conformance::catalog::Catalog;
+
+use super::suite;
+
+/// Longest JSON text shown for one value.
+const SHOWN: usize = 1_500;
+
+/// The `explain` subcommand: prints the trial, or says that no trial has this id (exit status 2).
+pub fn main(id: &str, spec: &Path) -> ExitCode {
+    let (id, spec) = (id.to_owned(), spec.to_owned());
+    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || explain(&id, &spec));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(Ok(text))) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Ok(Ok(Err(e))) => {
+            eprintln!("dsh-harness explain: {e}");
+            ExitCode::from(2)
+        }
+        _ => {
+            eprintln!("dsh-harness explain: the explaining thread failed");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The text `explain` prints for `id`, or why there is none.
+pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
+    if !spec.is_dir() {
+        return Err(format!("--spec {}: no such directory", spec.display()));
+    }
+    let loaded = suite::load(spec, &suite::default_corpus(spec), &suite::default_sdk_corpus(spec), suite::Sources::ALL);
+    let mut out = String::new();
+    if let Some(p) = loaded.scenarios.iter().find(|p| p.id == id) {
+        let s = &p.scenario;
+        let _ = writeln!(out, "{id}\n  at {}:{}\n  level {}, profile {}", p.file, p.line, s.level.as_str(), s.profile());
+        let _ = writeln!(out, "  {}", s.description.trim());
+        let needs = dsh_conformance::features::required_features(s);
+        if !needs.is_empty() {
+            let _ = writeln!(out, "  needs: {}", needs.into_iter().collect::<Vec<_>>().join(", "));
+        }
+        rules(&mut out, &p.rules, &loaded.catalog);
+        if let Some(setup) = &s.setup {
+            let _ = writeln!(out, "setup:\n  {}", json(setup));
+        }
+        let _ = writeln!(out, "steps:");
+        for (n, step) in s.steps.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {}", n + 1, json(step));
+        }
+    } else if let Some(g) = loaded.groups.iter().find(|g| g.id == id) {
+        let _ = writeln!(out, "{id}\n  in {} (validation corpus: one session, schema/* requests)\n  {}", g.file, g.description.trim());
+        rules(&mut out, &g.rules, &loaded.catalog);
+        let input = match &g.input {
+            dsh_conformance::corpus::Input::Raw(schema) => format!("schema/check + schema/validate of {}", deep(schema)),
+            dsh_conformance::corpus::Input::Dsl { kind, .. } => format!("schema/compile of a `{kind}` DSL spec"),
+        };
+        let _ = writeln!(out, "input: {input}");
+        if let Some(message) = &g.unsupported {
+            let _ = writeln!(out, "expected to be refused with: {message}");
+        }
+        let _ = writeln!(out, "tests:");
+        for (n, t) in g.tests.iter().enumerate() {
+            let verdict = if t.violations.is_empty() { "valid".to_owned() } else { t.violations.join("; ") };
+            let _ = writeln!(out, "  {}. {} → {verdict}\n     value: {}", n + 1, t.description.trim(), deep(&t.data));
+        }
+    } else if let Some(c) = loaded.sdk.iter().find(|c| c.id == id) {
+        let _ = writeln!(out, "{id}\n  in {} (SDK corpus: sdk/render, language {})", c.file, c.language);
+        rules(&mut out, &c.rules, &loaded.catalog);
+        let _ = writeln!(out, "tools: {}\nexpected text ({} lines):\n{}", deep(&c.tools), c.expected.lines().count(), cut(&c.expected));
+    } else {
+        let near: Vec<&str> = loaded
+            .scenarios
+            .iter()
+            .map(|p| p.id.as_str())
+            .chain(loaded.groups.iter().map(|g| g.id.as_str()))
+            .chain(loaded.sdk.iter().map(|c| c.id.as_str()))
+            .filter(|t| t.contains(id) || id.contains(*t))
+            .take(10)
+            .collect();
+        let hint = if near.is_empty() { String::from(" (`dsh-harness --list` lists every trial)") } else { format!("; ids containing it: {}", near.join(", ")) };
+        return Err(format!("no trial has the id `{id}` in {}{hint}", spec.display()));
+    }
+    Ok(out)
+}
+
+fn rules(out: &mut String, ids: &[String], catalog: &Catalog) {
+    if ids.is_empty() {
+        let _ = writeln!(out, "rules: (none cited)");
+    } else {
+        let _ = writeln!(out, "rules:");
+    }
+    for id in ids {
+        match catalog.get(id) {
+            Some(rule) => {
+                let _ = writeln!(out, "  {id} ({}, {}:{}): {}", rule.level.as_str(), rule.file.display(), rule.line, rule.statement.trim());
+                if let Some(notes) = &rule.notes {
+                    let _ = writeln!(out, "    notes: {}", notes.trim());
+                }
+                let _ = writeln!(out, "    source: {}", rule.source.trim());
+            }
+            None => {
+                let _ = writeln!(out, "  {id}: (not in the catalog)");
+            }
+        }
+    }
+}
+
+fn json(value: &impl serde::Serialize) -> String {
+    cut(&serde_json::to_string(value).unwrap_or_else(|e| format!("(cannot show: {e})")))
+}
+
+/// A value that may nest 100,000 levels, written without recursion.
+fn deep(value: &dsh_conformance::json::Deep) -> String {
+    cut(&dsh_conformance::json::write(&value.0, false))
+}
+
+fn cut(text: &str) -> String {
+    if text.len() <= SHOWN {
+        return text.to_owned();
+    }
+    let mut end = SHOWN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..end], text.len() - end)
+}
