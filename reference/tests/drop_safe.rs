@@ -24,7 +24,12 @@ struct Probe {
     release: Notify,
 }
 
-fn runtime_with_gated_tool() -> (ToolRuntime, Arc<Probe>, mpsc::UnboundedReceiver<(String, Value)>, Vec<Box<dyn std::any::Any>>) {
+/// Each published result: the call id and the result's JSON.
+type Published = mpsc::UnboundedReceiver<(String, Value)>;
+/// The registration and observer guards, kept alive for the test.
+type Guards = Vec<Box<dyn std::any::Any>>;
+
+fn runtime_with_gated_tool() -> (ToolRuntime, Arc<Probe>, Published, Guards) {
     let rt = ToolRuntime::new(ToolsConfig::default());
     let probe = Arc::new(Probe { started: AtomicUsize::new(0), finished: AtomicUsize::new(0), finalized: AtomicUsize::new(0), release: Notify::new() });
     let body_probe = Arc::clone(&probe);
