@@ -29,6 +29,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("run_code transport and code runtimes", &["code"]),
     ("prompt contribution", &["contribution"]),
     ("facade", &["runtime"]),
+    ("ready-made wrappers and the turn executor, over the facade", &["wrappers", "turn"]),
 ];
 
 /// Every import of a top-level module that breaks the layer table, and every top-level module the table

@@ -31,6 +31,7 @@ pub mod schema;
 pub mod sdk;
 pub mod scope;
 pub mod value;
+pub mod wrappers;
 
 pub use definition::{
     BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentationMetaFn,

@@ -287,6 +287,12 @@ impl ToolRuntime {
         self.inner.pipeline.observers.add(Some(scope), observer)
     }
 
+    /// The registry, for the ready-made wrappers that read definitions at call time (held weakly there:
+    /// the runtime owns those wrappers).
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.inner.pipeline.registry
+    }
+
     /// Run one call through the whole pipeline; always exactly one result.
     ///
     /// # Dropping the future
