@@ -29,6 +29,7 @@ pub mod result;
 pub mod runtime;
 pub mod schema;
 pub mod sdk;
+pub mod turn;
 pub mod scope;
 pub mod value;
 pub mod wrappers;

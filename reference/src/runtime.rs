@@ -287,10 +287,10 @@ impl ToolRuntime {
         self.inner.pipeline.observers.add(Some(scope), observer)
     }
 
-    /// The registry, for the ready-made wrappers that read definitions at call time (held weakly there:
-    /// the runtime owns those wrappers).
-    pub(crate) fn registry(&self) -> &Arc<Registry> {
-        &self.inner.pipeline.registry
+    /// The pipeline, for the layer above the facade: the ready-made wrappers read definitions through
+    /// its registry (weakly: the runtime owns those wrappers), the turn executor drives its stages.
+    pub(crate) fn pipeline(&self) -> &Arc<Pipeline> {
+        &self.inner.pipeline
     }
 
     /// Run one call through the whole pipeline; always exactly one result.

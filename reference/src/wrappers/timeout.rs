@@ -72,7 +72,7 @@ impl TimeoutPolicy {
     /// Register the wrapper on `runtime` (globally, or for one agent scope), after the wrappers already
     /// there; dropping the guard removes it.
     pub fn install(self, runtime: &ToolRuntime, scope: Option<&ScopeKey>) -> HookGuard {
-        let wrapper = TimeoutWrapper { registry: Arc::downgrade(runtime.registry()), hard_grace: self.hard_grace };
+        let wrapper = TimeoutWrapper { registry: Arc::downgrade(&runtime.pipeline().registry), hard_grace: self.hard_grace };
         runtime.on_execute(scope, Arc::new(wrapper))
     }
 }
