@@ -23,6 +23,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("errors and calls", &["error", "execution"]),
     ("results, schemas, SDK text", &["result", "schema", "sdk"]),
     ("definitions", &["definition"]),
+    ("MCP tools/list import", &["mcp"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
     ("pipeline stages", &["pipeline"]),

@@ -21,6 +21,7 @@ pub mod definition;
 pub mod error;
 pub mod execution;
 pub mod hooks;
+pub mod mcp;
 mod pipeline;
 pub mod presentation;
 pub mod prompt;

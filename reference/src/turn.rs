@@ -3,9 +3,11 @@
 //! calls into a bounded rolling pool and treats each `exclusive` call as an ordering barrier. Only
 //! dispatch/body overlaps; policy, durable results, and context retain model order."; and § Runtime:
 //! `executionMode` is `parallel` only when the visible definition's `isConcurrencySafe` returns exactly
-//! `true`).
+//! `true`). `@deepseek-ai/dsh-agent@0.1.0-rc.8` itself holds no tool scheduler to follow: its README
+//! defers "tool policy and outcome observation" to the complete `dsh-tools` pipeline, which is what
+//! this lane drives.
 //!
-//! How that reads here, one lane per turn, the same lane the `run_code` bridge runs for sub-calls:
+//! How that reads here — one lane per turn, built as the `run_code` bridge's sub-call pool is:
 //! - calls start in model order; starting is the prepare stage (entry, pre-execute with approval,
 //!   guards), one call at a time, so policy sees the calls in model order;
 //! - a `Parallel` call starts while fewer than `max_parallel` dispatches are in flight and no
