@@ -1,7 +1,8 @@
 //! Ready-made `tools/execute` wrappers over a [`ToolRuntime`](crate::runtime::ToolRuntime): an
 //! enforced per-tool timeout with the semantics of upstream's `@deepseek-ai/dsh-tool-call-timeout-policy`
-//! ([`timeout`]) and a concurrency limit ([`limit`]). Each installs itself with one call and is
-//! removed by dropping the returned guard.
+//! ([`timeout`]), a concurrency limit ([`limit`]) and, with the `tracing` feature, a `tracing` span per
+//! call and per stage (`trace`). Each installs itself with one call and is removed by dropping the
+//! returned guard.
 //!
 //! # Order
 //! `tools/execute` wrappers compose in registration order, the first registered outermost (use the
@@ -13,6 +14,10 @@
 
 pub mod limit;
 pub mod timeout;
+#[cfg(feature = "tracing")]
+pub mod trace;
 
 pub use limit::ConcurrencyLimit;
 pub use timeout::{TimeoutPolicy, tool_timeout_result};
+#[cfg(feature = "tracing")]
+pub use trace::{CallTracing, TracingGuards};
