@@ -38,7 +38,9 @@ pub fn tool_timeout_result(timeout_ms: f64) -> ToolExecutionResult {
 }
 
 /// The timeout wrapper. Install it with [`install`](Self::install); it reads each call's budget from
-/// the definition visible to the call (`ToolDefinition::timeout_ms`) at dispatch time.
+/// the definition visible to the call (`ToolDefinition::timeout_ms`) at dispatch time. Its timer is
+/// tokio's: executions must run on a runtime with the time driver enabled (`enable_time`/`enable_all`),
+/// else the wrapper's panic is contained and the call fails with it.
 ///
 /// ```
 /// use std::sync::Arc;
