@@ -96,10 +96,15 @@ async fn run() -> Result<(), Box<dyn Error>> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
+    // A hung server or program fails the run instead of hanging CI.
+    match tokio::time::timeout(std::time::Duration::from_secs(60), run()).await {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(error)) => {
             eprintln!("mcp_code_mode: {error}");
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("mcp_code_mode: no result within 60 s");
             ExitCode::FAILURE
         }
     }

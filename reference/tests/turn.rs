@@ -125,3 +125,16 @@ async fn failures_and_unknown_tools_keep_their_place() {
     assert_eq!(summary, [("a", false), ("u", true), ("bad", false), ("b", false)]);
     assert_eq!(turn.results[1].1.error_code().map(|c| c.as_str()), Some("UNKNOWN_TOOL"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_turn_runs_on_to_every_result() {
+    let f = fixture();
+    let calls = vec![call("a", "read", 30), call("x", "write", 10), call("b", "read", 5)];
+    let executor = TurnExecutor::new(&f.runtime);
+    let timed = tokio::time::timeout(Duration::from_millis(15), executor.execute(calls)).await;
+    assert!(timed.is_err(), "the turn needs 45 ms");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let log = f.log.lock().unwrap().clone();
+    let results: Vec<&String> = log.iter().filter(|e| e.starts_with("result:")).collect();
+    assert_eq!(results, ["result:a", "result:x", "result:b"], "{log:?}");
+}
