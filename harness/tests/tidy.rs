@@ -23,13 +23,14 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("errors and calls", &["error", "execution"]),
     ("results, schemas, SDK text", &["result", "schema", "sdk"]),
     ("definitions", &["definition"]),
-    ("typed tool builder", &["typed"]),
+    ("typed tool builder and MCP import", &["typed", "mcp"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
     ("pipeline stages", &["pipeline"]),
     ("run_code transport and code runtimes", &["code"]),
     ("prompt contribution", &["contribution"]),
     ("facade", &["runtime"]),
+    ("ready-made wrappers and the turn executor, over the facade", &["wrappers", "turn"]),
 ];
 
 /// Every import of a top-level module that breaks the layer table, and every top-level module the table

@@ -1,7 +1,8 @@
 //! Running code the embedder supplied (tool bodies, listeners, wrappers, guards, classifiers, observers,
 //! code runtimes): the boxed-future type every callback returns ([`BoxFuture`]), and containment — a
 //! panic in a user callback becomes its message, as a thrown error does upstream ([`contain`] for a
-//! synchronous call, [`Contained`] for a future, which is polled to completion and never dropped early).
+//! synchronous call, [`Contained`] for a future, which is polled to completion and never dropped early),
+//! and [`DropSafe`], which finishes a started future in the background when its caller drops it.
 //!
 //! The bottom layer: used by the registry, the pipeline stages and the code transport alike, so it
 //! imports nothing of this crate.
@@ -46,6 +47,61 @@ impl<T> Future for Contained<'_, T> {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Ok(Poll::Pending) => Poll::Pending,
             Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
+    }
+}
+
+/// Runs a future inline; dropped after its first poll and before completing, it hands the rest of the
+/// future to the ambient tokio runtime (`Handle::try_current`), or, outside any runtime, to a helper
+/// thread with its own current-thread runtime, so a started execution always runs to its end. Its
+/// output is then dropped there. Dropped before its first poll, nothing started and nothing runs.
+pub(crate) struct DropSafe<T: Send + 'static> {
+    future: Option<BoxFuture<'static, T>>,
+    started: bool,
+}
+
+impl<T: Send + 'static> DropSafe<T> {
+    pub(crate) fn new(future: impl Future<Output = T> + Send + 'static) -> Self {
+        Self { future: Some(Box::pin(future)), started: false }
+    }
+}
+
+impl<T: Send + 'static> Future for DropSafe<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        // Only awaited once, inside an `async fn`, which never polls a finished future again.
+        let Some(future) = this.future.as_mut() else { return Poll::Pending };
+        this.started = true;
+        let polled = future.as_mut().poll(cx);
+        if polled.is_ready() {
+            this.future = None;
+        }
+        polled
+    }
+}
+
+impl<T: Send + 'static> Drop for DropSafe<T> {
+    fn drop(&mut self) {
+        let Some(future) = self.future.take() else { return };
+        if !self.started {
+            return;
+        }
+        let rest = async move {
+            drop(future.await);
+        };
+        match tokio::runtime::Handle::try_current() {
+            // A runtime that is shutting down drops the task at once: its tasks cannot outlive it.
+            Ok(handle) => drop(handle.spawn(rest)),
+            Err(_) => {
+                let finish = move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(runtime) => runtime.block_on(rest),
+                    Err(_) => drop(rest),
+                };
+                // If no thread can be started either, the closure (and the future) is dropped: nothing else can run it.
+                let _ = std::thread::Builder::new().name("dsh-tools-detached".to_owned()).spawn(finish);
+            }
         }
     }
 }

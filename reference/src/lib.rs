@@ -307,6 +307,7 @@ pub mod definition;
 pub mod error;
 pub mod execution;
 pub mod hooks;
+pub mod mcp;
 mod pipeline;
 pub mod presentation;
 pub mod prompt;
@@ -315,10 +316,12 @@ pub mod result;
 pub mod runtime;
 pub mod schema;
 pub mod sdk;
+pub mod turn;
 pub mod scope;
 #[cfg(feature = "typed")]
 pub mod typed;
 pub mod value;
+pub mod wrappers;
 
 pub use definition::{
     BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentationMetaFn,

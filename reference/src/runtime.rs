@@ -7,6 +7,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::approval::ApprovalSeam;
+use crate::callback::DropSafe;
 use crate::code::bridge::TransportHost;
 use crate::code::flavor::{FlavorError, resolve_flavor};
 use crate::code::transport::CodeTransport;
@@ -286,9 +287,32 @@ impl ToolRuntime {
         self.inner.pipeline.observers.add(Some(scope), observer)
     }
 
+    /// The pipeline, for the layer above the facade: the ready-made wrappers read definitions through
+    /// its registry (weakly: the runtime owns those wrappers), the turn executor drives its stages.
+    pub(crate) fn pipeline(&self) -> &Arc<Pipeline> {
+        &self.inner.pipeline
+    }
+
     /// Run one call through the whole pipeline; always exactly one result.
+    ///
+    /// # Dropping the future
+    /// Once polled, the execution runs to its one published result even if this future is dropped
+    /// (`tokio::time::timeout` elapsing, a `select!` taking another branch): the body is never dropped
+    /// half-way, post-execute, the content finalizer and the `tools/result` observers
+    /// ([`on_result`](Self::on_result)) all run, and only the returned value is lost. The execution runs
+    /// inline while the future is polled; when it is dropped unfinished, the rest is spawned on the
+    /// ambient tokio runtime. Consequences:
+    /// - multi-thread runtime: the rest runs on its workers, as any task;
+    /// - current-thread runtime: the rest runs only while that runtime is driven (`block_on`, or the
+    ///   caller awaiting something); shutting the runtime down drops it, as tokio drops every task;
+    /// - no ambient runtime (another executor): the rest finishes on a helper thread with its own
+    ///   current-thread runtime; a body waiting on resources of a runtime that is gone may then never end.
+    ///
+    /// Dropping a future that was never polled starts nothing. Dropping does not cancel: to stop a call,
+    /// cancel its `input.signal` (the body sees it, and the result is `ABORTED`).
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
-        self.inner.pipeline.execute(input).await
+        let pipeline = Arc::clone(&self.inner.pipeline);
+        DropSafe::new(async move { pipeline.execute(input).await }).await
     }
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:

@@ -48,7 +48,7 @@ pub struct Lowered {
 }
 
 /// One keyword the lowering dropped or rewrote.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LoweringChange {
     /// The schema node, in the registry's path style: `$`, `$.properties.x.items`, `$.anyOf[1]`.
     pub path: String,
@@ -59,7 +59,7 @@ pub struct LoweringChange {
 }
 
 /// What the lowering did to a keyword.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LoweringAction {
     /// Removed; the lowered schema accepts at least what the original did, usually more.
     Dropped,
@@ -125,7 +125,11 @@ impl std::error::Error for LowerError {}
 pub fn lower_json_schema(schema: &Value) -> Result<Lowered, LowerError> {
     let mut lowerer = Lowerer { root: schema, changes: Vec::new(), refs: Vec::new(), nodes: 0, widened: 0 };
     let lowered = lowerer.node(schema, "$", 0)?;
-    Ok(Lowered { schema: lowered, changes: lowerer.changes })
+    // A type list's branches drop the same keywords at the same node: report each change once.
+    let mut seen = std::collections::HashSet::new();
+    let mut changes = lowerer.changes;
+    changes.retain(|change| seen.insert(change.clone()));
+    Ok(Lowered { schema: lowered, changes })
 }
 
 struct Lowerer<'a> {

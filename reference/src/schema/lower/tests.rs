@@ -49,6 +49,7 @@ fn nullable_type_list_becomes_one_of() {
     let (out, changes) = lowered(json!({"type": ["string", "null"], "description": "d", "maxLength": 3}));
     assert_eq!(out, json!({"oneOf": [{"type": "string"}, {"type": "null"}], "description": "d"}));
     assert!(changes.iter().any(|c| c.contains("oneOf of one branch per type")), "{changes:?}");
+    assert_eq!(changes.iter().filter(|c| c.contains("maxLength")).count(), 1, "reported once: {changes:?}");
     let (out, _) = lowered(json!({"type": "integer", "nullable": true}));
     assert_eq!(out, json!({"oneOf": [{"type": "integer"}, {"type": "null"}]}));
     let (out, _) = lowered(json!({"type": ["integer", "number"]}));
