@@ -9,7 +9,7 @@ import { AdapterError, soleKey, makeError, argumentAt, toUserMessage, reportFail
 // a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
 // throw), and returns either an outcome or a Promise of one.
 
-const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'emitRequest', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
 const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
 const BODY_ONLY = new Set(['deferContext', 'concludeTurn', 'return', 'returnArgument']);
 
@@ -58,6 +58,17 @@ export function run(program, env) {
             ...(typeof env.exec?.rootCallId === 'string' ? { rootCallId: env.exec.rootCallId } : {}),
           });
           break;
+        case 'emitRequest': {
+          // The approval answerer's request: the agent (its scope key names it), the tool, the reason.
+          const req = env.request;
+          session.emit({
+            type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
+            ...(req !== undefined && typeof req.agent?.id === 'string' ? { agent: req.agent.id } : {}),
+            ...(req !== undefined && typeof req.toolName === 'string' ? { toolName: req.toolName } : {}),
+            ...(req !== undefined && req.reason !== undefined ? { reason: req.reason } : {}),
+          });
+          break;
+        }
         case 'deferContext':
           env.exec.deferContext(toUserMessage(arg));
           break;

@@ -208,7 +208,7 @@ export class FixtureSession {
     if (setup.approval !== undefined) {
       const answer = setup.approval.answer;
       this.ctx.on('approval/request', (req) => {
-        const outcome = run(this.approvalDo, { session: this, callId: req.callId, signal: () => req.signal });
+        const outcome = run(this.approvalDo, { session: this, callId: req.callId, signal: () => req.signal, request: req });
         return outcome instanceof Promise ? outcome.then(() => answer) : answer;
       });
     }

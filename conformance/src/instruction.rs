@@ -39,6 +39,8 @@ pub enum Instruction {
     EmitSignal(String),
     /// Emit `{type: mark, label, callId, rootCallId}`: the root call of the execution's tree.
     EmitRoot(String),
+    /// Approval answerer only: emit `{type: mark, label, callId, agent, toolName, reason?}`, what it was asked.
+    EmitRequest(String),
     /// Body only: `deferContext(context)`.
     DeferContext(ContextSpec),
     /// Body only: `concludeTurn()`: mark a successful final result as terminal for the turn.
