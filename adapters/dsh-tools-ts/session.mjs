@@ -147,7 +147,7 @@ export class FixtureSession {
     if (setup !== undefined && !isObj(setup)) throw new AdapterError('session/open: setup must be a mapping');
     setup ??= {};
     this.setup = setup;
-    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks', 'prompt']);
+    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks', 'prompt', 'logs']);
     for (const key of Object.keys(setup)) if (!known.has(key)) throw new AdapterError(`session/open: unknown setup field "${key}"`);
     if (setup.runtime !== undefined && setup.runtime !== 'typescript') {
       throw new AdapterError(`session/open: runtime "${setup.runtime}" is not available (upstream rc.8 ships no working Python backend; this adapter mounts only dsh-code-runtime-worker-thread)`);
@@ -169,6 +169,17 @@ export class FixtureSession {
     // The deployment: a root Context with the real plugins.
     const root = new Context();
     this.root = root;
+    if (setup.logs === true) {
+      // Logged warnings become events (the registry logs what it must not fail a call for).
+      root.logger.exporter({
+        levels: { default: 2 }, // cordis exports warnings (level 2) only to exporters that ask for them
+        export: (message) => {
+          if (message.type !== 'warn') return;
+          const text = message.args.length === 1 && typeof message.args[0] === 'string' ? message.args[0] : message.args.map(String).join(' ');
+          this.emit({ type: 'log', level: 'warn', message: text });
+        },
+      });
+    }
     const toolsConfig = {};
     if (setup.mode !== undefined) toolsConfig.mode = setup.mode;
     if (setup.maxParallelSubCalls !== undefined) toolsConfig.maxParallelSubCalls = setup.maxParallelSubCalls;

@@ -40,6 +40,9 @@ pub struct Setup {
     /// Listeners registered at session start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Hooks>,
+    /// Report the implementation's logged warnings as `{ type: log, level: warn, message }` events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<bool>,
     /// The system-prompt service's config (`toolOrder`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptSetup>,

@@ -108,6 +108,10 @@ pub type FallibleGuardFn = Arc<dyn Fn(&ToolExecution) -> Result<Option<String>, 
 /// A `tools/result` observer: sees the frozen final result exactly once per execution.
 pub type ResultObserver = Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync>;
 
+/// A log sink: receives each warning the pipeline logs instead of failing a call (upstream's
+/// `ctx.logger.warn`), e.g. `tool "echo" (c1): tools/result observer failed: <message>`.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// A `tools/change` observer: called once per effective registration or disposal of a tool.
 pub type ChangeObserver = Arc<dyn Fn() + Send + Sync>;
 

@@ -17,7 +17,7 @@ use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
-    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
+    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
 };
 use crate::pipeline::Pipeline;
 use crate::pipeline::dispatch::ExecuteWrapper;
@@ -280,6 +280,14 @@ impl ToolRuntime {
     /// Observe every final result (all scopes).
     pub fn on_result(&self, observer: ResultObserver) -> HookGuard {
         self.inner.pipeline.observers.add(None, observer)
+    }
+
+    /// Receive the warnings the pipeline logs instead of failing a call (upstream's `ctx.logger.warn`):
+    /// today a `tools/result` observer that panicked, as
+    /// `tool "<name>" (<callId>): tools/result observer failed: <message>`. With no sink the lines are
+    /// dropped. Dropping the guard removes the sink.
+    pub fn on_log(&self, sink: LogSink) -> HookGuard {
+        self.inner.pipeline.logs.add(None, sink)
     }
 
     /// Observe final results of one agent scope (and its nested scopes) only.

@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use crate::approval::ApprovalSeam;
 use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
-use crate::hooks::{HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
+use crate::hooks::{HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
 use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
 use crate::schema::validate::validate_json_schema_value;
@@ -73,6 +73,7 @@ pub(crate) struct Pipeline {
     pub(crate) execute_wrappers: Arc<HookList<Arc<dyn ExecuteWrapper>>>,
     pub(crate) post_execute: Arc<HookList<Arc<dyn PostExecuteListener>>>,
     pub(crate) observers: Arc<HookList<ResultObserver>>,
+    pub(crate) logs: Arc<HookList<LogSink>>,
     pub(crate) approval: Arc<Slot<Arc<dyn ApprovalSeam>>>,
     pub(crate) abort_reasons: AbortReasons,
 }
@@ -86,6 +87,7 @@ impl Pipeline {
             execute_wrappers: HookList::new(),
             post_execute: HookList::new(),
             observers: HookList::new(),
+            logs: HookList::new(),
             approval: Slot::new(),
             abort_reasons: AbortReasons::default(),
         }
@@ -127,7 +129,7 @@ impl Pipeline {
                 Err(failure) => ToolExecutionResult::from_failure(failure),
             },
         };
-        result::finish(&self.observers, &self.abort_reasons, call, result)
+        result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
     }
 
     /// `Parallel` only when the definition the call would execute has a classifier returning exactly

@@ -3,14 +3,15 @@
 //! replace only content; its failure becomes the result, unfinalized), materialize again (a lossy
 //! finalizer output becomes the same failure, not finalized a second time), then notify `tools/result`
 //! observers — resolved now, registration order, scoped observers only for their agent — exactly once
-//! with the final result, and return it. Observer panics are contained.
+//! with the final result, and return it. Observer panics are contained and logged to the log sinks as
+//! `tool "<name>" (<callId>): tools/result observer failed: <message>`.
 //!
-//! Spec: PIPE-011, PIPE-012, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009.
+//! Spec: PIPE-011, PIPE-012, PIPE-021, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009.
 
 use crate::callback::contain;
 use crate::error::ToolFailure;
 use crate::execution::AbortReasons;
-use crate::hooks::{HookList, ResultObserver};
+use crate::hooks::{HookList, LogSink, ResultObserver};
 use crate::result::ToolExecutionResult;
 
 use super::entry::Call;
@@ -37,6 +38,7 @@ fn materialize(result: ToolExecutionResult) -> ToolExecutionResult {
 /// Finalize content, forget the call's attached abort reason, and publish to a snapshot of `observers`.
 pub(crate) fn finish(
     observers: &HookList<ResultObserver>,
+    logs: &HookList<LogSink>,
     abort_reasons: &AbortReasons,
     call: &Call,
     result: ToolExecutionResult,
@@ -56,8 +58,18 @@ pub(crate) fn finish(
     abort_reasons.forget(call.exec.token);
     for entry in observers.snapshot().iter() {
         if entry.applies_to(call.exec.agent.as_ref()) {
-            let _ = contain(|| (entry.hook)(&call.exec, &result));
+            if let Err(message) = contain(|| (entry.hook)(&call.exec, &result)) {
+                let (name, call_id) = (&call.exec.name, &call.exec.call_id);
+                log(logs, &format!("tool \"{name}\" ({call_id}): tools/result observer failed: {message}"));
+            }
         }
     }
     result
+}
+
+/// Hands one warning to every log sink (a sink that panics is skipped: logging never fails a call).
+pub(crate) fn log(logs: &HookList<LogSink>, line: &str) {
+    for entry in logs.snapshot().iter() {
+        let _ = contain(|| (entry.hook)(line));
+    }
 }

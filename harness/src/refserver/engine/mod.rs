@@ -98,6 +98,13 @@ impl Engine {
             .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: the tools config was rejected: {}", e.message)))?;
         let engine = Engine { runtime, prompt, shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
+        if setup.logs == Some(true) {
+            let shared = engine.shared.clone();
+            let sink = engine.runtime.on_log(Arc::new(move |line| {
+                shared.emit(deep::object([("type", "log".into()), ("level", "warn".into()), ("message", line.into())]));
+            }));
+            engine.state().own.push(sink);
+        }
         if let Some(mounted) = super::code::mount(&engine.runtime, setup.runtime, setup.runtime_limits.as_ref())? {
             engine.state().own.push(mounted);
         }
