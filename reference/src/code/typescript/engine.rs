@@ -234,6 +234,16 @@ pub(crate) fn execute(spec: RunSpec) -> CodeRunResult {
 }
 
 fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits) -> CodeRunResult {
+    // The caller's abort wins over what the program did once it happened: the program learns of it only
+    // through bindings rejected because the run is over (`... result discarded`), and upstream's host
+    // settles on the abort event before it reads the worker's next message. Until the runtime returns,
+    // only the caller aborts this signal (the bridge aborts it for settlement afterwards).
+    if signal.aborted() && matches!(outcome, Outcome::Completed(_) | Outcome::Threw(_) | Outcome::InvalidOutput) {
+        if let Outcome::Completed(Some(value)) = outcome {
+            crate::value::dismantle(value);
+        }
+        return ledger.failure(CodeRunErrorKind::Abort, signal.reason());
+    }
     match outcome {
         Outcome::Completed(value) => ledger.success(value),
         Outcome::InvalidOutput => ledger.worker_failure(CodeRunErrorKind::InvalidOutput, COMPLETION_NOT_LOSSLESS.to_owned()),
