@@ -279,7 +279,7 @@ pub enum Around {
     AfterNext(Vec<Instruction>),
     /// `{ returnResult: { result, afterNext? } }`: return this authored result (after calling next and
     /// discarding its result when `afterNext: true`).
-    ReturnResult(ReturnResult),
+    ReturnResult(Box<ReturnResult>),
 }
 
 /// `{ result, afterNext? }` of `returnResult`.
