@@ -2,7 +2,7 @@
 //! pipeline view with the registry-minted [`ExecutionToken`]), [`ToolRunContext`] (what a body receives)
 //! and [`ExecutionMode`]; the reasons callers attach to executions' cancellations (`AbortReasons`).
 //!
-//! Spec: ARG-001, PIPE-017, PIPE-018, MODE-001..MODE-004.
+//! Spec: ARG-001, PIPE-017, PIPE-018, PIPE-019, FIN-010, MODE-001..MODE-004.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

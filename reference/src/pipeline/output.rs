@@ -4,7 +4,7 @@
 //! non-nested calls, `presentationMeta(args, value)` to meta; a projector failure is
 //! `output.<projector> failed: <message>`.
 //!
-//! Spec: OUT-001..OUT-011, OUT-013.
+//! Spec: OUT-001..OUT-011, OUT-013, FIN-010, FIN-011.
 
 use serde_json::Value;
 
