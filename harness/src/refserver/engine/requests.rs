@@ -2,7 +2,7 @@
 //! hooks, scopes, disposal by handle, lookups, `executionMode`, restriction and presentation, prompt
 //! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`.
 
-use dsh_tools::{ExecutionMode, ToolExecutionInput, ToolFilter, ToolMode};
+use dsh_tools::{ExecutionMode, HookGuard, ToolExecutionInput, ToolFilter, ToolMode};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -68,18 +68,8 @@ impl Engine {
             return Err(Failure::unknown("agent", agent));
         };
         let filter = ToolFilter { allow: params.opt_parse("allow")?, deny: params.opt_parse("deny")? };
-        let outcome = match self.runtime.restrict(&key, filter) {
-            Ok(mask) => {
-                let held = Held { agent: Some(agent.to_owned()), _guard: Guard::Hook(mask) };
-                match params.opt_str("as")? {
-                    Some(alias) => self.hold(alias.to_owned(), held),
-                    None => self.state().orphans.push(held),
-                }
-                json!({ "ok": true })
-            }
-            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
-        };
-        Ok(json!({ "outcome": outcome }))
+        let outcome = self.runtime.restrict(&key, filter).map_err(|e| e.message);
+        self.hold_outcome(outcome, Some(agent), params.opt_str("as")?)
     }
 
     /// `tools.presentAs` through the agent's scope, or from the plain context when no agent is named
@@ -89,16 +79,28 @@ impl Engine {
         let scope = self.registering_scope(agent)?;
         let mode_name = params.str("mode")?;
         let mode = ToolMode::parse(mode_name).ok_or_else(|| Failure::params(format!("unknown mode {mode_name:?}")))?;
-        let outcome = match self.runtime.present_as(scope.as_ref(), mode) {
+        let outcome = self.runtime.present_as(scope.as_ref(), mode).map_err(|e| e.message);
+        self.hold_outcome(outcome, agent, params.opt_str("as")?)
+    }
+
+    /// The protocol outcome of a call that returned a guard or threw an `Error`: the guard is held under
+    /// `alias`, else until `agent` is dropped (or the session closes).
+    fn hold_outcome(
+        &self,
+        outcome: Result<HookGuard, String>,
+        agent: Option<&str>,
+        alias: Option<&str>,
+    ) -> Result<Value, Failure> {
+        let outcome = match outcome {
             Ok(guard) => {
                 let held = Held { agent: agent.map(str::to_owned), _guard: Guard::Hook(guard) };
-                match params.opt_str("as")? {
+                match alias {
                     Some(alias) => self.hold(alias.to_owned(), held),
                     None => self.state().orphans.push(held),
                 }
                 json!({ "ok": true })
             }
-            Err(e) => json!({ "threw": { "message": e.message, "name": "Error" } }),
+            Err(message) => json!({ "threw": { "message": message, "name": "Error" } }),
         };
         Ok(json!({ "outcome": outcome }))
     }
