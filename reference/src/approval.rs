@@ -1,7 +1,7 @@
 //! The approval seam: how an `ask` pre-execute decision is serviced when a deployment mounts an approver.
 //! Without one, `ask` degrades to a denial.
 //!
-//! Spec: PIPE-004, APPR-001..APPR-006.
+//! Spec: PIPE-004, APPR-001..APPR-006, APPR-009.
 
 use tokio_util::sync::CancellationToken;
 

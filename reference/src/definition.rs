@@ -1,7 +1,7 @@
 //! What a tool author hands the registry: [`ToolDefinition`] (schema, mandatory output declaration, body,
 //! optional classifier and content finalizer) and the model-facing projection [`ToolSchema`].
 //!
-//! Spec: REG-006, REG-009, REG-016, OUT-005..OUT-008.
+//! Spec: REG-006, REG-009, REG-016, OUT-005..OUT-008, REG-026.
 
 use std::fmt;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! Listeners run in registration order; a scoped listener (registered for an agent) sees only calls of that
 //! agent or of scopes nested in it, interleaved with global listeners by registration order.
 //!
-//! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012.
+//! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012, PIPE-021, SCOPE-022, SCOPE-024.
 
 use std::sync::{Arc, Mutex, Weak};
 

@@ -1,7 +1,7 @@
 //! [`ToolExecutionResult`]: failures are values. Canonical constructors for the fixed outcomes (thrown
 //! errors, denials, the two cancellation results) with upstream's exact texts, and the upstream JSON shape.
 //!
-//! Spec: OUT-005, PIPE-003, PIPE-009, PIPE-013, PIPE-015, UNK-001.
+//! Spec: OUT-005, PIPE-003, PIPE-009, PIPE-013, PIPE-015, UNK-001, PIPE-020, FIN-010.
 
 use serde_json::{Map, Value};
 

@@ -18,7 +18,7 @@
 //!
 //! The body-stage resolution applies the `code` collapse, as upstream's `resolveExecution` does.
 //!
-//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010, WRAP-001..WRAP-008, FIN-006, FIN-007, CANC-001..CANC-008.
+//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010, WRAP-001..WRAP-008, FIN-006, FIN-007, CANC-001..CANC-008, WRAP-009, WRAP-010, UNK-013, REG-024, CANC-010, CANC-011.
 //!
 //! [`output`]: super::output
 

@@ -7,7 +7,7 @@
 //!
 //! A value replacement re-resolves the tool through the `code` collapse.
 //!
-//! Spec: OUT-012, UNK-008, UNK-012, PIPE-008, CODE-006, CANC-009, POST-001..POST-010.
+//! Spec: OUT-012, UNK-008, UNK-012, PIPE-008, CODE-006, CANC-009, POST-001..POST-010, CANC-010, CANC-012.
 
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 //! Split from dispatch so the `run_code` bridge can run the stages of its sub-calls one at a time
 //! (prepare in submission order, dispatch overlapped, commit in submission order).
 //!
-//! Spec: PIPE-001..PIPE-010, APPR-001, CODE-006, CODE-007.
+//! Spec: PIPE-001..PIPE-010, APPR-001, CODE-006, CODE-007, APPR-008, CANC-010.
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! scope's (the guard handle removes it, and an emptied scope layer with it), and the live guard list a
 //! call must pass — global first, then the scope chain farthest first, each in registration order.
 //!
-//! Spec: PIPE-007, SCOPE-014, SCOPE-016.
+//! Spec: PIPE-007, SCOPE-014, SCOPE-016, SCOPE-021.
 
 use std::sync::Arc;
 

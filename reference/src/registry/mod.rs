@@ -8,7 +8,7 @@
 //! `registration.rs` (the RAII handle). The `run_code` transport is supplied from above through
 //! `ReservedTransport`.
 //!
-//! Spec: REG-001..REG-004, REG-011..REG-014, REG-019, REG-021, REG-022, SCOPE-016.
+//! Spec: REG-001..REG-004, REG-011..REG-014, REG-019, REG-021, REG-022, SCOPE-016, REG-023.
 
 mod compile;
 mod guards;

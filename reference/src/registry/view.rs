@@ -9,7 +9,7 @@
 //! its position*; then the scope's own tools, again replacing in place or appending; then `run_code`
 //! when the scope's mode is `code` or `both`.
 //!
-//! Spec: REG-015..REG-018, UNK-001..UNK-005, SCOPE-001..SCOPE-005, SCOPE-012, CODE-002, CODE-013.
+//! Spec: REG-015..REG-018, UNK-001..UNK-005, SCOPE-001..SCOPE-005, SCOPE-012, CODE-002, CODE-013, SCOPE-018..SCOPE-020, SCOPE-023.
 
 use std::collections::HashMap;
 use std::sync::Arc;
