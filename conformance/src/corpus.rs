@@ -55,6 +55,9 @@ pub struct Test {
     pub data: Deep,
     /// Upstream's violations, in its order (empty: valid).
     pub violations: Vec<String>,
+    /// The root label this test validates under (`validateJsonSchemaValue`'s third argument), when it
+    /// names one; else the group's (`""` for DSL `parameters`, upstream's default `value` otherwise).
+    pub root: Option<String>,
 }
 
 /// One group: one trial.
@@ -269,8 +272,9 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
                     }
                     _ => return Err((format!("{at}.violations"), "must be a list of strings".into())),
                 };
+                let root = take_string(&mut test, "root", &at)?;
                 no_more(test, &at)?;
-                tests.push(Test { description, data, violations });
+                tests.push(Test { description, data, violations, root });
             }
         }
         Some(other) => {
@@ -351,7 +355,7 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
             let mut params = json!({ "session": session });
             params["schema"] = deep_clone(schema);
             params["value"] = deep_clone(&test.data.0);
-            if let (Some(root), Value::Object(p)) = (root, &mut params) {
+            if let (Some(root), Value::Object(p)) = (test.root.as_deref().or(root), &mut params) {
                 p.insert("root".into(), Value::String(root.into()));
             }
             let result = Deep(run.send(&ctx, Request { method: "schema/validate", params })?);
