@@ -132,9 +132,16 @@ export async function outcomeOfAsync(fn) {
   }
 }
 
+// A HarnessError's string code and a JsonSchemaError's violation list travel with the message (PROTOCOL.md
+// Outcome), so scenarios and corpus groups can pin them.
 function thrownShape(error) {
-  if (error instanceof Error) return { message: error.message, name: error.name };
-  return { message: String(error) };
+  if (!(error instanceof Error)) return { message: String(error) };
+  const shape = { message: error.message, name: error.name };
+  if (typeof error.code === 'string') shape.code = error.code;
+  if (Array.isArray(error.violations) && error.violations.every((v) => typeof v === 'string')) {
+    shape.violations = [...error.violations];
+  }
+  return shape;
 }
 
 export function nonFinite(value) {

@@ -301,7 +301,8 @@ fn judge(ctx: &str, expect: Option<&Expect>, result: &Value) -> Result<(), Stop>
     Ok(())
 }
 
-/// `ok` (the default) or `threw` against `{ ok: true }` / `{ threw: { message, name? } }`.
+/// `ok` (the default) or `threw` against `{ ok: true }` / `{ threw: { message, name?, code?, violations? } }`:
+/// the message always, the other fields when the expectation names them.
 fn judge_outcome(ctx: &str, expect: &Expect, outcome: &Value) -> Result<(), Stop> {
     let threw = outcome.get("threw");
     match (&expect.threw, threw) {
@@ -316,8 +317,11 @@ fn judge_outcome(ctx: &str, expect: &Expect, outcome: &Value) -> Result<(), Stop
         ))),
         (Some(e), Some(t)) => {
             compare(ctx, "threw.message", &e.message, t.get("message").unwrap_or(&Value::Null), MatchMode::Exact)?;
-            if let Some(name) = &e.name {
-                compare(ctx, "threw.name", name, t.get("name").unwrap_or(&Value::Null), MatchMode::Exact)?;
+            for (field, expected) in [("name", &e.name), ("code", &e.code), ("violations", &e.violations)] {
+                if let Some(expected) = expected {
+                    let what = format!("threw.{field}");
+                    compare(ctx, &what, expected, t.get(field).unwrap_or(&Value::Null), MatchMode::Exact)?;
+                }
             }
             Ok(())
         }

@@ -73,10 +73,46 @@ pub struct Group {
     pub rules: Vec<String>,
     /// The schema or spec.
     pub input: Input,
-    /// The message upstream threw for the schema (`schema/check`) or spec (`schema/compile`).
-    pub unsupported: Option<String>,
+    /// What upstream threw for the schema (`schema/check`) or spec (`schema/compile`).
+    pub unsupported: Option<Unsupported>,
     /// The values.
     pub tests: Vec<Test>,
+}
+
+/// The author error a group's schema or spec is refused with: `"unsupported": "<message>"`, or
+/// `{ "message", "code"?, "violations"? }` when the group also pins the error's code and violation list.
+#[derive(Debug)]
+pub struct Unsupported {
+    /// The thrown message.
+    pub message: String,
+    /// The error's `code` (`UNSUPPORTED_SCHEMA`), when pinned.
+    pub code: Option<String>,
+    /// The error's `violations`, in order, when pinned.
+    pub violations: Option<Vec<String>>,
+}
+
+/// Reads `unsupported` in either form.
+fn unsupported(map: &mut Map<String, Value>) -> Result<Option<Unsupported>, Problem> {
+    let mut form = match map.remove("unsupported") {
+        None => return Ok(None),
+        Some(Value::String(message)) => return Ok(Some(Unsupported { message, code: None, violations: None })),
+        Some(other) => object(other, ".unsupported")?,
+    };
+    let at = ".unsupported";
+    let message = take_string(&mut form, "message", at)?.ok_or((at.to_owned(), "missing message".into()))?;
+    let code = take_string(&mut form, "code", at)?;
+    let violations = match form.remove("violations") {
+        None => None,
+        Some(Value::Array(v)) if v.iter().all(Value::is_string) => {
+            Some(v.into_iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        }
+        Some(other) => {
+            dismantle(other);
+            return Err((format!("{at}.violations"), "must be a list of strings".into()));
+        }
+    };
+    no_more(form, at)?;
+    Ok(Some(Unsupported { message, code, violations }))
 }
 
 /// Every group that loaded, and every problem, in file order.
@@ -232,7 +268,7 @@ pub(crate) fn take_rules(map: &mut Map<String, Value>, catalog: Option<&Catalog>
 fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Catalog>) -> Result<Group, Problem> {
     let mut map = object(item, "")?;
     let description = take_string(&mut map, "description", "")?.ok_or((String::new(), "missing description".into()))?;
-    let unsupported = take_string(&mut map, "unsupported", "")?;
+    let unsupported = unsupported(&mut map)?;
     let rules = take_rules(&mut map, catalog)?;
     let input = match (map.remove("schema"), map.remove("dsl")) {
         (Some(schema), None) => Input::Raw(Deep(schema)),
@@ -336,14 +372,14 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
                 let mut params = json!({ "session": session });
                 params["schema"] = deep_clone(&schema.0);
                 let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
-                judge_outcome("schema/check", group.unsupported.as_deref(), &result.0)?;
+                judge_outcome("schema/check", group.unsupported.as_ref(), &result.0)?;
                 (&schema.0, None)
             }
             Input::Dsl { kind, spec, compiled } => {
                 let mut params = json!({ "session": session, "kind": kind });
                 params["spec"] = deep_clone(&spec.0);
                 let result = Deep(run.send("schema/compile", Request { method: "schema/compile", params })?);
-                judge_outcome("schema/compile", group.unsupported.as_deref(), &result.0)?;
+                judge_outcome("schema/compile", group.unsupported.as_ref(), &result.0)?;
                 let Some(compiled) = compiled else { return Ok(()) };
                 compare("schema/compile", "schema", &compiled.0, result.0.get("schema").unwrap_or(&Value::Null), MatchMode::Ordered)?;
                 (&compiled.0, (kind == "parameters").then_some(""))
@@ -407,14 +443,29 @@ pub(crate) fn deep_clone(value: &Value) -> Value {
     built.pop().unwrap_or(Value::Null)
 }
 
-/// The outcome must be ok (no `unsupported`) or a throw with exactly that message.
-pub(crate) fn judge_outcome(ctx: &str, unsupported: Option<&str>, result: &Value) -> Result<(), Stop> {
+/// The outcome must be ok (no `unsupported`) or a throw with exactly that message (and that code and
+/// violation list where the group pins them).
+pub(crate) fn judge_outcome(ctx: &str, unsupported: Option<&Unsupported>, result: &Value) -> Result<(), Stop> {
     let outcome = result.get("outcome").unwrap_or(&Value::Null);
-    let threw = outcome.get("threw").and_then(|t| t.get("message"));
-    match (unsupported, threw) {
+    let threw = outcome.get("threw");
+    match (unsupported, threw.and_then(|t| t.get("message"))) {
         (None, None) => Ok(()),
         (None, Some(m)) => Err(Stop::fail(format!("{ctx}: expected it to return, it threw: {}", json::write(m, false)))),
-        (Some(e), None) => Err(Stop::fail(format!("{ctx}: expected it to throw {}, it returned", json::write(&Value::String(e.into()), false)))),
-        (Some(e), Some(m)) => compare(ctx, "threw.message", &Value::String(e.into()), m, MatchMode::Exact),
+        (Some(e), None) => Err(Stop::fail(format!(
+            "{ctx}: expected it to throw {}, it returned",
+            json::write(&Value::String(e.message.clone()), false)
+        ))),
+        (Some(e), Some(m)) => {
+            compare(ctx, "threw.message", &Value::String(e.message.clone()), m, MatchMode::Exact)?;
+            let field = |name: &str| threw.and_then(|t| t.get(name)).unwrap_or(&Value::Null);
+            if let Some(code) = &e.code {
+                compare(ctx, "threw.code", &Value::String(code.clone()), field("code"), MatchMode::Exact)?;
+            }
+            if let Some(violations) = &e.violations {
+                let expected = Value::Array(violations.iter().cloned().map(Value::String).collect());
+                compare(ctx, "threw.violations", &expected, field("violations"), MatchMode::Exact)?;
+            }
+            Ok(())
+        }
     }
 }

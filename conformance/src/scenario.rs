@@ -419,7 +419,7 @@ pub struct Expect {
     pub text: Option<Value>,
 }
 
-/// `threw: { message, name? }`; both may be matchers.
+/// `threw: { message, name?, code?, violations? }`; each may be a matcher.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ThrewExpect {
@@ -428,6 +428,12 @@ pub struct ThrewExpect {
     /// The error's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<Value>,
+    /// The error's `code` (a HarnessError's, e.g. `UNSUPPORTED_SCHEMA`), compared when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Value>,
+    /// The error's `violations` list (JsonSchemaError), compared in order when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violations: Option<Value>,
 }
 
 /// `tools.executionMode` answers.

@@ -12,9 +12,15 @@ use serde_json::{Value, json};
 
 use super::rpc::{Failure, Params};
 
-/// `{ "threw": { message, name: "JsonSchemaError" } }` for a schema error.
-fn threw(error: &dsh_tools::JsonSchemaError) -> Value {
-    json!({ "threw": { "message": error.to_string(), "name": "JsonSchemaError" } })
+/// `{ "threw": { message, name: "JsonSchemaError", code: "UNSUPPORTED_SCHEMA", violations } }` for a schema
+/// error, as upstream's JsonSchemaError carries them (SCHEMA-026).
+pub fn threw(error: &dsh_tools::JsonSchemaError) -> Value {
+    json!({ "threw": {
+        "message": error.to_string(),
+        "name": "JsonSchemaError",
+        "code": "UNSUPPORTED_SCHEMA",
+        "violations": error.violations,
+    } })
 }
 
 /// Serves `schema/check`, `schema/validate` and `schema/compile`; `None` for any other method.

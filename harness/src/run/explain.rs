@@ -67,8 +67,8 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
             dsh_conformance::corpus::Input::Dsl { kind, .. } => format!("schema/compile of a `{kind}` DSL spec"),
         };
         let _ = writeln!(out, "input: {input}");
-        if let Some(message) = &g.unsupported {
-            let _ = writeln!(out, "expected to be refused with: {message}");
+        if let Some(unsupported) = &g.unsupported {
+            let _ = writeln!(out, "expected to be refused with: {}", unsupported.message);
         }
         let _ = writeln!(out, "tests:");
         for (n, t) in g.tests.iter().enumerate() {

@@ -16,8 +16,8 @@ use dsh_conformance::listener::{
     ChangeListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
 };
 use dsh_tools::{
-    HookGuard, Registration, ScopeKey, ToolExecutionInput, ToolMode, ToolRuntime, ToolsConfig,
-    pre_execute_fn,
+    ErrorCode, HookGuard, Registration, RegisterErrorKind, ScopeKey, ToolExecutionInput, ToolMode, ToolRuntime,
+    ToolsConfig, pre_execute_fn,
 };
 use serde_json::Value;
 
@@ -42,10 +42,12 @@ struct Held {
     _guard: Guard,
 }
 
-/// What a registration threw.
+/// What a registration threw: a JsonSchemaError also carries its code and violations (SCHEMA-026).
 struct Threw {
     message: String,
     name: &'static str,
+    code: Option<String>,
+    violations: Option<Vec<String>>,
 }
 
 struct Agent {
@@ -258,8 +260,9 @@ impl Engine {
         let fixture = self.fixtures.get(handle).ok_or_else(|| Failure::unknown("tool fixture", handle))?;
         let scope = self.registering_scope(fixture.agent.as_deref())?;
         let definition = tool::definition(fixture, &self.shared)?;
-        if let Some((message, name)) = tool::define_tool_rejection(fixture) {
-            return Ok(Err(Threw { message, name }));
+        if let Some(r) = tool::define_tool_rejection(fixture) {
+            let code = r.violations.as_ref().map(|_| ErrorCode::UNSUPPORTED_SCHEMA.as_str().to_owned());
+            return Ok(Err(Threw { message: r.message, name: r.name, code, violations: r.violations }));
         }
         match self.runtime.register(definition, scope.as_ref()) {
             Ok(registration) => {
@@ -267,7 +270,14 @@ impl Engine {
                 self.hold(alias.unwrap_or(handle).to_owned(), held);
                 Ok(Ok(()))
             }
-            Err(e) => Ok(Err(Threw { message: e.message, name: e.name })),
+            Err(e) => {
+                let code = e.code().map(|c| c.as_str().to_owned());
+                let violations = match &e.kind {
+                    RegisterErrorKind::UnsupportedSchema(schema) => Some(schema.violations.clone()),
+                    _ => None,
+                };
+                Ok(Err(Threw { message: e.message, name: e.name, code, violations }))
+            }
         }
     }
 

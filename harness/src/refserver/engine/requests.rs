@@ -41,7 +41,16 @@ impl Engine {
     fn tools_register(&self, params: Params<'_>) -> Result<Value, Failure> {
         let outcome = match self.register(params.str("tool")?, params.opt_str("as")?)? {
             Ok(()) => json!({ "ok": true }),
-            Err(e) => json!({ "threw": { "message": e.message, "name": e.name } }),
+            Err(e) => {
+                let mut threw = json!({ "message": e.message, "name": e.name });
+                if let Some(code) = e.code {
+                    threw["code"] = Value::String(code);
+                }
+                if let Some(violations) = e.violations {
+                    threw["violations"] = json!(violations);
+                }
+                json!({ "threw": threw })
+            }
         };
         Ok(json!({ "outcome": outcome }))
     }
