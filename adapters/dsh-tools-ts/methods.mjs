@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import {
-  renderToolsSdk, renderToolsSdkPy, assertSupportedJsonSchema, validateJsonSchemaValue,
+  renderToolsSdk, renderToolsSdkPy, assertSupportedJsonSchema, assertObjectJsonSchema, validateJsonSchemaValue,
   parameterSchemaSpecToJsonSchema, valueSchemaSpecToJsonSchema,
 } from '@deepseek-ai/dsh-tools';
 import { log, AdapterError, toResult, outcomeOf, outcomeOfAsync } from './common.mjs';
@@ -231,7 +231,8 @@ export const METHODS = {
   'schema/check'(params, session) {
     void session;
     const schema = need(params, 'schema');
-    return { outcome: outcomeOf(() => assertSupportedJsonSchema(schema)) };
+    const assert = params.objectRoot === true ? assertObjectJsonSchema : assertSupportedJsonSchema;
+    return { outcome: outcomeOf(() => assert(schema)) };
   },
 
   'schema/validate'(params, session) {

@@ -77,6 +77,9 @@ pub struct Group {
     pub unsupported: Option<Unsupported>,
     /// The values.
     pub tests: Vec<Test>,
+    /// A raw group checked with the object-root assertion (`"objectRoot": true`: `schema/check` with
+    /// `objectRoot`, upstream `assertObjectJsonSchema`); its tests validate as any raw group's.
+    pub object_root: bool,
 }
 
 /// The author error a group's schema or spec is refused with: `"unsupported": "<message>"`, or
@@ -270,6 +273,17 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
     let description = take_string(&mut map, "description", "")?.ok_or((String::new(), "missing description".into()))?;
     let unsupported = unsupported(&mut map)?;
     let rules = take_rules(&mut map, catalog)?;
+    let object_root = match map.remove("objectRoot") {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            dismantle(other);
+            return Err((".objectRoot".into(), "must be a boolean".into()));
+        }
+    };
+    if object_root && map.contains_key("dsl") {
+        return Err((".objectRoot".into(), "applies to raw (`schema`) groups only".into()));
+    }
     let input = match (map.remove("schema"), map.remove("dsl")) {
         (Some(schema), None) => Input::Raw(Deep(schema)),
         (None, Some(dsl)) => {
@@ -323,7 +337,7 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
     }
     no_more(map, "")?;
     let id = format!("corpus/validation/{stem}#{}-{}", index + 1, slug(&description));
-    Ok(Group { id, file: file.to_owned(), description, rules, input, unsupported, tests })
+    Ok(Group { id, file: file.to_owned(), description, rules, input, unsupported, tests, object_root })
 }
 
 /// `SKIP(not-applicable)` when the subject lacks the `schema` feature or the `dsh-tools-0.1` profile.
@@ -371,6 +385,9 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
             Input::Raw(schema) => {
                 let mut params = json!({ "session": session });
                 params["schema"] = deep_clone(&schema.0);
+                if group.object_root {
+                    params["objectRoot"] = Value::Bool(true);
+                }
                 let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
                 judge_outcome("schema/check", group.unsupported.as_ref(), &result.0)?;
                 (&schema.0, None)

@@ -344,7 +344,7 @@ pub use result::{ToolError, ToolExecutionResult};
 pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};
 pub use prompt::{PromptAssembly, PromptConfig, PromptError, SystemPrompt};
 pub use runtime::{ToolRuntime, ToolsConfig};
-pub use schema::check::assert_supported_json_schema;
+pub use schema::check::{assert_object_json_schema, assert_supported_json_schema};
 pub use schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 pub use schema::validate::validate_json_schema_value;
 pub use scope::ScopeKey;

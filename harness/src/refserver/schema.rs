@@ -1,6 +1,6 @@
 //! The `schema/*` requests (feature `schema`, `conformance/PROTOCOL.md` § Messages): the reference's
 //! public schema functions served directly, with no fixture — `schema/check`
-//! (`dsh_tools::assert_supported_json_schema`), `schema/validate` (the same assertion, then
+//! (`dsh_tools::assert_supported_json_schema`, or `assert_object_json_schema` with `objectRoot: true`), `schema/validate` (the same assertion, then
 //! `dsh_tools::validate_json_schema_value` with root label `root`, default `value`) and `schema/compile`
 //! (`dsh_tools::parameter_spec_to_json_schema` / `value_spec_to_json_schema`). What they throw is a
 //! `JsonSchemaError` outcome with upstream's message form. Values of any depth are only borrowed here; the
@@ -36,7 +36,11 @@ pub fn handle(method: &str, params: Params<'_>) -> Option<Result<Value, Failure>
 
 fn check(params: Params<'_>) -> Result<Value, Failure> {
     let schema = params.json("schema")?;
-    Ok(match dsh_tools::assert_supported_json_schema(schema) {
+    let assert = match params.opt_parse::<bool>("objectRoot")? {
+        Some(true) => dsh_tools::assert_object_json_schema,
+        _ => dsh_tools::assert_supported_json_schema,
+    };
+    Ok(match assert(schema) {
         Ok(()) => json!({ "outcome": { "ok": true } }),
         Err(e) => json!({ "outcome": threw(&e) }),
     })

@@ -4,7 +4,10 @@
 //!
 //! Walks with an explicit task stack.
 //!
-//! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031.
+//! Also the object-root assertion callers that need structured objects apply (upstream
+//! `assertObjectJsonSchema`).
+//!
+//! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031, SCHEMA-034.
 
 use serde_json::{Map, Value};
 
@@ -222,4 +225,28 @@ fn scalar_node(node: &Map<String, Value>, ty: &str, paths: &Paths<'_>, path: Pat
 pub fn assert_supported_json_schema(schema: &Value) -> Result<(), JsonSchemaError> {
     let violations = schema_violations(schema);
     if violations.is_empty() { Ok(()) } else { Err(JsonSchemaError::new(violations)) }
+}
+
+/// The one violation [`assert_object_json_schema`] adds for a supported schema whose root is not an object.
+pub const OBJECT_ROOT_VIOLATION: &str = "schema.type must be \"object\" (structured output is object-rooted)";
+
+/// Assert the subset and, when the schema is otherwise supported, an object root (`"type": "object"` on the
+/// root node) — for callers such as structured-output consumers that require an object. A schema with subset
+/// violations fails with those alone; an annotation-only, scalar, array or `oneOf` root fails with
+/// [`OBJECT_ROOT_VIOLATION`].
+///
+/// ```
+/// use dsh_tools::assert_object_json_schema;
+/// use serde_json::json;
+///
+/// assert!(assert_object_json_schema(&json!({ "type": "object" })).is_ok());
+/// let error = assert_object_json_schema(&json!({ "type": "string" })).unwrap_err();
+/// assert_eq!(error.to_string(), "unsupported JSON schema: schema.type must be \"object\" (structured output is object-rooted)");
+/// ```
+pub fn assert_object_json_schema(schema: &Value) -> Result<(), JsonSchemaError> {
+    assert_supported_json_schema(schema)?;
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        _ => Err(JsonSchemaError::new(vec![OBJECT_ROOT_VIOLATION.to_owned()])),
+    }
 }
