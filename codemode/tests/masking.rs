@@ -220,3 +220,27 @@ fn unloading_restores_the_native_surface() {
     assert!(surface.contains(&"g_echo".to_owned()) && !surface.contains(&"code_run".to_owned()), "{surface:?}");
     assert!(world.runtime.get("code_tools_list", Some(&world.agent)).is_none());
 }
+
+#[test]
+fn a_second_plugin_in_one_preset_is_rejected() {
+    let world = World::new(typescript());
+    let error = dsh_codemode::Codemode::apply(&world.runtime, Some(&world.preset), dsh_codemode::CodemodeConfig::new(typescript()))
+        .expect_err("second plugin");
+    assert!(error.message.contains("code_run"), "{error}");
+    // The first is intact: still masking, still its tools.
+    let mut surface = world.surface(&world.agent);
+    surface.sort();
+    assert_eq!(surface, ["code_run", "p_echo", "read"]);
+    // A second executor alone (no tools) is refused by the seam with the scope's name.
+    struct Passthrough;
+    impl dsh_tools::ToolExecutor for Passthrough {
+        fn describe(&self, definitions: Vec<dsh_tools::ToolSchema>) -> Vec<dsh_tools::ToolSchema> {
+            definitions
+        }
+        fn execute(&self, input: ToolExecutionInput, native: dsh_tools::NativeExecutor) -> dsh_tools::BoxFuture<'static, dsh_tools::ToolExecutionResult> {
+            native.execute(input)
+        }
+    }
+    let error = world.runtime.set_executor(Some(&world.preset), Arc::new(Passthrough)).expect_err("second executor");
+    assert_eq!(error.message, "a tool executor is already set for scope \"P\"");
+}
