@@ -18,6 +18,8 @@ pub const CODE_TOOLS_DESCRIBE: &str = "code_tools_describe";
 pub const CODE_DEBUG: &str = "code_debug";
 /// The four discovery tools, in registration order.
 pub const DISCOVERY_TOOLS: [&str; 4] = [CODE_TOOLS_LIST, CODE_TOOLS_SEARCH, CODE_TOOLS_DESCRIBE, CODE_DEBUG];
+/// The `code_run` text of a run that logged nothing and returned nothing (rc.8's names `run_code`).
+pub const NO_OUTPUT_TEXT: &str = "(code_run completed with no output)";
 /// The sub-call id marker: program calls are `<code_run callId>:ptc:<n>`.
 pub const PTC_ID_MARKER: &str = ":ptc:";
 /// Logged once when the plugin is mounted where no preset scope label can be read.

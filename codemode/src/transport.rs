@@ -12,14 +12,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dsh_tools::code::flavor::{output_spec, parameter_spec, resolve_flavor};
-use dsh_tools::code::render::render_output;
+use dsh_tools::code::render::{NO_OUTPUT, render_output};
 use dsh_tools::code::{
     BindingFn, CODE_RUN_FAILED_NAME, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, DEFAULT_ABORT_REASON, RunSignal,
 };
 use dsh_tools::{ErrorCode, OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolFailure, ToolRunContext};
 use serde_json::{Map, Value, json};
 
-use crate::rules::{CODE_RUN_NAME, PTC_ID_MARKER};
+use crate::rules::{CODE_RUN_NAME, NO_OUTPUT_TEXT, PTC_ID_MARKER};
 use crate::shared::Shared;
 
 /// The `code_run` definition for `shared`'s code runtime: rc.8's `run_code` arguments (`code`,
@@ -36,7 +36,10 @@ pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String>
             schema: output_spec(),
             render: Arc::new(|_, value| {
                 let logs: Vec<String> = value["logs"].as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_owned)).collect();
-                Ok(vec![json!({ "type": "text", "text": render_output(&logs, value.get("result")) })])
+                let text = render_output(&logs, value.get("result"));
+                // rc.8's constant names its own transport; this one is `code_run`.
+                let text = if text == NO_OUTPUT { NO_OUTPUT_TEXT.to_owned() } else { text };
+                Ok(vec![json!({ "type": "text", "text": text })])
             }),
             presentation_meta: None,
         },
