@@ -25,6 +25,8 @@ pub const RESULT_LISTENERS: &str = "result-listeners";
 pub const CHANGE_LISTENERS: &str = "change-listeners";
 /// `mode` other than `native`, or a `presentAs` step.
 pub const CODE_MODE: &str = "code-mode";
+/// `setup.codemode`: the dsh-codemode preset plugin.
+pub const CODEMODE: &str = "codemode";
 /// `assemble` steps.
 pub const PROMPT: &str = "prompt";
 /// `renderSdk` steps.
@@ -86,6 +88,9 @@ fn setup_features(setup: &Setup, add: &mut impl FnMut(&str)) {
     }
     if setup.prompt.is_some() {
         add(PROMPT);
+    }
+    if setup.codemode.is_some() {
+        add(CODEMODE);
     }
     if setup.agents.as_ref().is_some_and(|a| !a.is_empty()) {
         add(AGENTS);

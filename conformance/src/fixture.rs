@@ -46,6 +46,20 @@ pub struct Setup {
     /// The system-prompt service's config (`toolOrder`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptSetup>,
+    /// The dsh-codemode preset plugin (profile `dsh-codemode`), applied after the agents open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codemode: Option<CodemodeSetup>,
+}
+
+/// `setup.codemode`: apply the dsh-codemode plugin with the mounted code runtime (`setup.runtime`, which
+/// it needs) in the preset scope `preset` (an agent of `setup.agents`), or at the host layer when
+/// `preset` is absent. Its handle is `codemode`: `dispose: codemode` unloads it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodemodeSetup {
+    /// The agent whose scope is the preset scope; absent: mounted at the host layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
 }
 
 /// An agent scope to open: a bare name (a root scope) or `{ name, parent }`, a scope nested in an agent

@@ -26,6 +26,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("typed tool builder and MCP import", &["typed", "mcp"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
+    ("executor seam", &["executor"]),
     ("pipeline stages", &["pipeline"]),
     ("run_code transport and code runtimes", &["code"]),
     ("prompt contribution", &["contribution"]),

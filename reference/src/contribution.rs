@@ -11,11 +11,15 @@
 //! mount point the facade hands it, through weak handles (the prompt service must not keep the runtime
 //! alive).
 //!
-//! Spec: PROMPT-008..PROMPT-017.
+//! With an executor installed for the assembling scope ([`crate::executor`]), the tool list is its
+//! `describe` of the visible schemas instead.
+//!
+//! Spec: PROMPT-008..PROMPT-017, CDM-001, CDM-006.
 
 use std::sync::{Arc, Weak};
 
 use crate::code::CodeRuntime;
+use crate::executor::ExecutorTable;
 use crate::hooks::{HookGuard, Slot};
 use crate::presentation::{PresentAsError, PresentAsErrorKind, RUN_CODE_NAME, ToolMode};
 use crate::prompt::{PromptError, PromptSection, SectionText, SystemPrompt, ToolProviderResult};
@@ -67,6 +71,7 @@ fn present_as_error(error: PromptError) -> PresentAsError {
 struct Tools {
     registry: Weak<Registry>,
     code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
+    executors: Weak<ExecutorTable>,
 }
 
 impl Tools {
@@ -83,6 +88,12 @@ impl Tools {
     /// `run_code`, the known names plus `run_code`. A non-native mode requires the code runtime.
     fn wire_schemas(&self, scope: Option<&ScopeKey>) -> Result<ToolProviderResult, PromptError> {
         let Some(registry) = self.registry() else { return Ok(ToolProviderResult::default()) };
+        // An installed executor owns the request surface (seed 002, CDM-001).
+        if let Some(executor) = self.executors.upgrade().and_then(|table| table.nearest(scope)) {
+            let schemas = executor.describe(registry.schemas(scope));
+            let names = schemas.iter().map(|s| s.name.clone()).collect();
+            return Ok(ToolProviderResult { schemas, known_names: Some(names) });
+        }
         let mode = registry.mode_for(scope);
         let known = || registry.known_names(scope);
         if mode == ToolMode::Native {
@@ -150,9 +161,10 @@ impl ToolsPromptLink {
         prompt: &SystemPrompt,
         registry: Weak<Registry>,
         code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
+        executors: Weak<ExecutorTable>,
         default_mode: ToolMode,
     ) -> Result<Self, PromptError> {
-        let tools = Tools { registry, code_runtime };
+        let tools = Tools { registry, code_runtime, executors };
         let provider_tools = tools.clone();
         let mut global =
             vec![prompt.tools(None, Arc::new(move |context| provider_tools.wire_schemas(context.scope.as_ref())))];
@@ -161,6 +173,12 @@ impl ToolsPromptLink {
             global.push(prompt.section(None, tools.sdk_section())?);
         }
         Ok(Self { prompt: prompt.clone(), tools, _global: global })
+    }
+
+    /// Register an executor's section in `scope` on its behalf (CDM-006): the prompt service's rules
+    /// apply, so a name already in that layer is rejected.
+    pub(crate) fn section(&self, scope: Option<&ScopeKey>, section: PromptSection) -> Result<HookGuard, PromptError> {
+        self.prompt.section(scope, section)
     }
 
     /// A `presentAs` declaration's prompt side: a non-native declaration adds both sections to the scope's

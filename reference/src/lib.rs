@@ -306,6 +306,7 @@ pub mod contribution;
 pub mod definition;
 pub mod error;
 pub mod execution;
+pub mod executor;
 pub mod hooks;
 pub mod mcp;
 mod pipeline;
@@ -328,6 +329,7 @@ pub use definition::{
     RenderFn, ToolBody, ToolDefinition, ToolSchema,
 };
 pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, ToolFailure};
+pub use executor::{NativeExecutor, SetExecutorError, SetExecutorErrorKind, ToolExecutor};
 pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 pub use hooks::{
@@ -343,7 +345,7 @@ pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter};
 pub use result::{ToolError, ToolExecutionResult};
 pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};
 pub use prompt::{PromptAssembly, PromptConfig, PromptError, SystemPrompt};
-pub use runtime::{ToolRuntime, ToolsConfig};
+pub use runtime::{ToolRuntime, ToolsConfig, WeakToolRuntime};
 pub use schema::check::{assert_object_json_schema, assert_supported_json_schema};
 pub use schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
 pub use schema::validate::validate_json_schema_value;

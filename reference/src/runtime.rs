@@ -2,7 +2,8 @@
 //! the `run_code` transport and the prompt contribution. The top layer: it wires the layers below together
 //! and hands each only its part (see ARCHITECTURE.md, Architecture Invariant: one-way layering).
 //!
-//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012.
+//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012,
+//! CDM-001..CDM-007.
 
 use std::sync::{Arc, Weak};
 
@@ -15,6 +16,7 @@ use crate::code::{CodeDispatchObserver, CodeRuntime};
 use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
+use crate::executor::{ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
     ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
@@ -67,12 +69,34 @@ struct Inner {
     max_parallel_sub_calls: u64,
     /// The system prompt this runtime contributes to, when built with one ([`ToolRuntime::try_with_prompt`]).
     prompt: std::sync::OnceLock<ToolsPromptLink>,
+    /// The per-scope executors ([`ToolRuntime::set_executor`]); empty = the native executor everywhere.
+    executors: Arc<ExecutorTable>,
 }
 
 /// The tool registry and execution pipeline.
 #[derive(Clone)]
 pub struct ToolRuntime {
     inner: Arc<Inner>,
+}
+
+/// A non-owning handle to a [`ToolRuntime`] ([`ToolRuntime::downgrade`]): what a plugin's tools and
+/// executors keep, since the runtime owns them and a strong handle there would keep it alive forever.
+#[derive(Clone)]
+pub struct WeakToolRuntime {
+    inner: Weak<Inner>,
+}
+
+impl WeakToolRuntime {
+    /// The runtime, while it is alive.
+    pub fn upgrade(&self) -> Option<ToolRuntime> {
+        self.inner.upgrade().map(|inner| ToolRuntime { inner })
+    }
+}
+
+impl std::fmt::Debug for WeakToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakToolRuntime").finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for ToolRuntime {
@@ -110,7 +134,14 @@ impl ToolRuntime {
             let transport = CodeTransport::new(Arc::new(host), mode);
             Pipeline::new(Arc::new(Registry::new(mode).with_transport(Arc::new(transport))))
         });
-        let inner = Inner { pipeline, code_runtime, dispatch_log, max_parallel_sub_calls, prompt: std::sync::OnceLock::new() };
+        let inner = Inner {
+            pipeline,
+            code_runtime,
+            dispatch_log,
+            max_parallel_sub_calls,
+            prompt: std::sync::OnceLock::new(),
+            executors: Arc::new(ExecutorTable::default()),
+        };
         Self { inner: Arc::new(inner) }
     }
 
@@ -123,10 +154,16 @@ impl ToolRuntime {
         let runtime = Self::try_new(config.clone())?;
         let inner = &runtime.inner;
         let registry = Arc::downgrade(&inner.pipeline.registry);
-        let link = ToolsPromptLink::attach(prompt, registry, Arc::downgrade(&inner.code_runtime), config.mode)
+        let executors = Arc::downgrade(&inner.executors);
+        let link = ToolsPromptLink::attach(prompt, registry, Arc::downgrade(&inner.code_runtime), executors, config.mode)
             .map_err(|e| ConfigError { message: e.message })?;
         let _ = runtime.inner.prompt.set(link);
         Ok(runtime)
+    }
+
+    /// A handle that does not keep the runtime alive.
+    pub fn downgrade(&self) -> WeakToolRuntime {
+        WeakToolRuntime { inner: Arc::downgrade(&self.inner) }
     }
 
     /// The resolved `run_code` overlap cap (`maxParallelSubCalls`). CODE-001.
@@ -272,6 +309,7 @@ impl ToolRuntime {
         self.inner.pipeline.post_execute.remove_scope(scope);
         self.inner.pipeline.observers.remove_scope(scope);
         self.inner.pipeline.registry.dispose_scope(scope);
+        self.inner.executors.remove_scope(scope);
         if let Some(link) = self.inner.prompt.get() {
             link.dispose_scope(scope);
         }
@@ -318,9 +356,63 @@ impl ToolRuntime {
     ///
     /// Dropping a future that was never polled starts nothing. Dropping does not cancel: to stop a call,
     /// cancel its `input.signal` (the body sees it, and the result is `ABORTED`).
+    ///
+    /// # Executors
+    /// When a [`ToolExecutor`] applies to `input.agent` ([`set_executor`](Self::set_executor)), the call
+    /// goes to its `execute` with the [`NativeExecutor`] to delegate to (CDM-007); otherwise straight to
+    /// the pipeline, as the native executor would.
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        match self.inner.executors.nearest(input.agent.as_ref()) {
+            None => {
+                let pipeline = Arc::clone(&self.inner.pipeline);
+                DropSafe::new(async move { pipeline.execute(input).await }).await
+            }
+            Some(executor) => DropSafe::new(executor.execute(input, self.native_executor())).await,
+        }
+    }
+
+    /// The native executor: the whole pipeline, without any installed executor in the way.
+    pub fn native_executor(&self) -> NativeExecutor {
         let pipeline = Arc::clone(&self.inner.pipeline);
-        DropSafe::new(async move { pipeline.execute(input).await }).await
+        NativeExecutor::new(Arc::new(move |input| {
+            let pipeline = Arc::clone(&pipeline);
+            Box::pin(async move { pipeline.execute(input).await })
+        }))
+    }
+
+    /// Install `executor` for `scope` (`None`: the global scope, under every agent without a nearer one):
+    /// it describes the request surface and executes the model calls of every agent whose nearest
+    /// executor it is (CDM-001, CDM-004, CDM-007). When this runtime contributes to a prompt
+    /// ([`try_with_prompt`](Self::try_with_prompt)), the executor's [`sections`](ToolExecutor::sections)
+    /// are registered in `scope` on its behalf, so a same-named section there collides (CDM-006). A
+    /// second executor in one scope is rejected (CDM-003). Dropping the guard — or disposing the scope —
+    /// uninstalls it (CDM-005).
+    pub fn set_executor(&self, scope: Option<&ScopeKey>, executor: Arc<dyn ToolExecutor>) -> Result<HookGuard, SetExecutorError> {
+        let sections = executor.sections();
+        let id = self.inner.executors.insert(scope, executor)?;
+        let mut registered = Vec::new();
+        if let Some(link) = self.inner.prompt.get() {
+            for section in sections {
+                match link.section(scope, section) {
+                    Ok(guard) => registered.push(guard),
+                    Err(e) => {
+                        self.inner.executors.remove(id);
+                        return Err(SetExecutorError::section(e.message));
+                    }
+                }
+            }
+        }
+        Ok(installation_guard(Arc::downgrade(&self.inner.executors), id, registered))
+    }
+
+    /// The model-visible schemas for `scope` as the nearest executor describes them (the request surface
+    /// a prompt assembly shows, before `toolOrder`); with no executor, [`schemas`](Self::schemas).
+    pub fn request_schemas(&self, scope: Option<&ScopeKey>) -> Vec<ToolSchema> {
+        let schemas = self.schemas(scope);
+        match self.inner.executors.nearest(scope) {
+            Some(executor) => executor.describe(schemas),
+            None => schemas,
+        }
     }
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:

@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 
 use super::rpc::{Failure, Params};
 
+/// `codemode` (profile `dsh-codemode`): `setup.codemode` applies the `dsh-codemode` preset plugin
+/// (`engine/codemode.rs`) over the runtime's executor seam.
+///
 /// The protocol version spoken.
 pub const PROTOCOL_VERSION: &str = "1.0";
 
@@ -32,7 +35,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema",
+    "prompt", "sdk", "schema", "codemode",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer
@@ -47,7 +50,7 @@ pub fn initialize(_params: Params<'_>) -> Result<Value, Failure> {
             "language": "rust",
         },
         "capabilities": {
-            "profiles": ["dsh-tools-0.1"],
+            "profiles": ["dsh-tools-0.1", "dsh-codemode"],
             "features": FEATURES,
             "runtimes": super::code::RUNTIMES,
         },

@@ -118,7 +118,7 @@ fn initialize_declares_the_reference() {
     assert!(events.is_empty());
     assert_eq!(result["protocolVersion"], "1.0");
     assert_eq!(result["implementation"]["language"], "rust");
-    assert_eq!(result["capabilities"]["profiles"], json!(["dsh-tools-0.1"]));
+    assert_eq!(result["capabilities"]["profiles"], json!(["dsh-tools-0.1", "dsh-codemode"]));
     for feature in ["execute-wrappers", "post-execute", "approval"] {
         assert!(result["capabilities"]["features"].as_array().is_some_and(|f| f.contains(&json!(feature))), "{feature}");
     }

@@ -10,7 +10,7 @@ use dsh_conformance::subject::SubjectInfo;
 use super::verdict::Verdict;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 11] = [
+pub const KNOWN_FEATURES: [&str; 12] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -22,6 +22,7 @@ pub const KNOWN_FEATURES: [&str; 11] = [
     features::PROMPT,
     features::SDK,
     features::SCHEMA,
+    features::CODEMODE,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

@@ -21,6 +21,7 @@ use dsh_tools::{
 };
 use serde_json::Value;
 
+mod codemode;
 mod requests;
 
 use super::deep;
@@ -34,6 +35,7 @@ use super::shared::{CallTask, Shared};
 enum Guard {
     Tool(#[allow(dead_code)] Registration),
     Hook(#[allow(dead_code)] HookGuard),
+    Plugin(#[allow(dead_code)] Box<dsh_codemode::Codemode>),
 }
 
 /// A guard and the agent it was registered through.
@@ -117,6 +119,7 @@ impl Engine {
         for agent in setup.agents.iter().flatten() {
             engine.open_agent(agent.name(), agent.parent())?;
         }
+        engine.apply_codemode(&setup)?;
         for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {
             if let Err(e) = engine.register(fixture.handle(), None)? {
                 return Err(Failure::new(

@@ -1,0 +1,80 @@
+//! [`CodemodeExecutor`]: the preset scope's [`ToolExecutor`]. `describe` is the request surface (the
+//! native entries of the catalog view, `code_run` among them); `sections` is the `tools:sdk` Code Mode
+//! text; `execute` rejects a model-direct call to a masked tool before dispatch and delegates everything
+//! else — program calls, native tools, names registered nowhere — to the native executor.
+//!
+//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025.
+
+use std::sync::Arc;
+
+use dsh_tools::BoxFuture;
+use dsh_tools::definition::ToolSchema;
+use dsh_tools::prompt::{PromptError, PromptSection, SectionText};
+use dsh_tools::sdk::renderer;
+use dsh_tools::{NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
+
+use crate::rules::{CODE_RUN_NAME, rejection};
+use crate::shared::Shared;
+
+/// The name of the section the executor contributes.
+pub const SDK_SECTION: &str = "tools:sdk";
+/// Its order (rc.8's `tools:sdk` order).
+pub const SDK_SECTION_ORDER: f64 = 150.0;
+/// The opening of the section's text; the SDK of the program's bindings follows.
+pub const CODE_MODE_INSTRUCTIONS: &str = "Some tools are reachable only from code: call `code_run` with a program (`code`, and a one-line `description`). Inside it, every tool declared below is an async function of the `tools` namespace; only what the program returns or logs comes back to you.";
+
+/// The preset's executor (seed 002's `CodemodeExecutor`).
+pub struct CodemodeExecutor {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for CodemodeExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodemodeExecutor").field("preset", &self.shared.preset).finish_non_exhaustive()
+    }
+}
+
+impl CodemodeExecutor {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+}
+
+impl ToolExecutor for CodemodeExecutor {
+    fn describe(&self, definitions: Vec<ToolSchema>) -> Vec<ToolSchema> {
+        match self.shared.runtime.upgrade() {
+            Some(runtime) => self.shared.view(&runtime, definitions).surface(),
+            None => definitions,
+        }
+    }
+
+    fn sections(&self) -> Vec<PromptSection> {
+        let shared = Arc::clone(&self.shared);
+        vec![PromptSection {
+            name: SDK_SECTION.to_owned(),
+            order: SDK_SECTION_ORDER,
+            text: SectionText::Dynamic(Arc::new(move |context| {
+                let Some(runtime) = shared.runtime.upgrade() else { return Ok(String::new()) };
+                let language = shared.code_runtime.language().to_owned();
+                let render = renderer(&language)
+                    .ok_or_else(|| PromptError::new(format!("dsh-codemode: no SDK renderer for runtime language \"{language}\"")))?;
+                let bindings: Vec<_> =
+                    runtime.sdk_schemas(context.scope.as_ref()).into_iter().filter(|s| s.name != CODE_RUN_NAME).collect();
+                Ok(format!("{CODE_MODE_INSTRUCTIONS}\n\n{}", render(&bindings)))
+            })),
+        }]
+    }
+
+    fn execute(&self, input: ToolExecutionInput, native: NativeExecutor) -> BoxFuture<'static, ToolExecutionResult> {
+        if self.shared.is_program_call(&input) {
+            return native.execute(input);
+        }
+        let Some(runtime) = self.shared.runtime.upgrade() else { return native.execute(input) };
+        // The same cached view the request surface came from (CDM-021).
+        if self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name) {
+            let result = ToolExecutionResult::from_failure(rejection(&input.name));
+            return Box::pin(async move { result });
+        }
+        native.execute(input)
+    }
+}

@@ -1,0 +1,88 @@
+//! What the plugin's executor and tools share: the runtime (weakly: the runtime owns them), the preset
+//! scope label, the one view cache, the `code_run` executions now running (whose tokens mark their
+//! program calls as nested), the code runtime and the logger.
+//!
+//! Spec: CDM-014, CDM-021, CDM-024, CDM-025.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dsh_tools::code::CodeRuntime;
+use dsh_tools::definition::ToolSchema;
+use dsh_tools::hooks::LogSink;
+use dsh_tools::{ExecutionToken, ScopeKey, ToolExecutionInput, ToolRuntime, WeakToolRuntime};
+
+use crate::rules::{HOST_MOUNT_WARNING, PTC_ID_MARKER};
+use crate::view::{CatalogView, ViewCache};
+
+pub(crate) struct Shared {
+    pub(crate) runtime: WeakToolRuntime,
+    /// The preset's scope label; `None` when mounted at the host layer (name rule only).
+    pub(crate) preset: Option<ScopeKey>,
+    pub(crate) views: ViewCache,
+    /// Tokens of the `code_run` executions running now: a call whose parent is one of them is nested.
+    live_runs: Mutex<HashSet<ExecutionToken>>,
+    pub(crate) code_runtime: Arc<dyn CodeRuntime>,
+    logger: Option<LogSink>,
+    warned: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn new(runtime: &ToolRuntime, preset: Option<&ScopeKey>, code_runtime: Arc<dyn CodeRuntime>, logger: Option<LogSink>) -> Self {
+        Self {
+            runtime: runtime.downgrade(),
+            preset: preset.cloned(),
+            views: ViewCache::default(),
+            live_runs: Mutex::new(HashSet::new()),
+            code_runtime,
+            logger,
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// The catalog view of `definitions` (the cached one). A host mount warns here, once in the plugin's
+    /// life (CDM-014).
+    pub(crate) fn view(&self, runtime: &ToolRuntime, definitions: Vec<ToolSchema>) -> Arc<CatalogView> {
+        if self.preset.is_none() && !self.warned.swap(true, Ordering::SeqCst) {
+            if let Some(logger) = &self.logger {
+                logger(HOST_MOUNT_WARNING);
+            }
+        }
+        self.views.view(runtime, self.preset.as_ref(), definitions)
+    }
+
+    /// The view of what `agent` sees now.
+    pub(crate) fn view_for(&self, runtime: &ToolRuntime, agent: Option<&ScopeKey>) -> Arc<CatalogView> {
+        self.view(runtime, runtime.schemas(agent))
+    }
+
+    /// A program call: its parent is a `code_run` execution of this plugin still running (the nested
+    /// marker, registry-minted, which no model can forge) AND its id is a `:ptc:` sub-call id. CDM-025.
+    pub(crate) fn is_program_call(&self, input: &ToolExecutionInput) -> bool {
+        let marked = input.parent.is_some_and(|parent| self.lock_runs().contains(&parent));
+        marked && input.call_id.contains(PTC_ID_MARKER)
+    }
+
+    /// Mark `token` as a running `code_run` until the returned guard drops.
+    pub(crate) fn running(self: &Arc<Self>, token: ExecutionToken) -> RunningGuard {
+        self.lock_runs().insert(token);
+        RunningGuard { shared: Arc::clone(self), token }
+    }
+
+    fn lock_runs(&self) -> std::sync::MutexGuard<'_, HashSet<ExecutionToken>> {
+        self.live_runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running `code_run`: its token marks program calls until it drops.
+pub(crate) struct RunningGuard {
+    shared: Arc<Shared>,
+    token: ExecutionToken,
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.shared.lock_runs().remove(&self.token);
+    }
+}

@@ -1,0 +1,134 @@
+//! The `code_run` transport: a tool registered in the preset (so argument validation, policy and timeouts
+//! apply to it as to any tool) whose body runs the program on the configured code runtime. Every tool the
+//! calling agent sees except `code_run` is a binding of the program's `tools` namespace; each binding call
+//! is a fresh `ToolRuntime::execute` with the sub-call id `<callId>:ptc:<n>` and this execution as its
+//! parent — the nested marker the executor reads — so it runs the whole pipeline through the native
+//! executor. Only the program's logs and completion value reach the model; program calls write no
+//! dispatch log. Programs run fresh every call (`per-call`).
+//!
+//! Spec: CDM-024, CDM-026..CDM-031, CDM-037.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use dsh_tools::code::flavor::{output_spec, parameter_spec, resolve_flavor};
+use dsh_tools::code::render::{NO_OUTPUT, render_output};
+use dsh_tools::code::{
+    BindingFn, CODE_RUN_FAILED_NAME, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, DEFAULT_ABORT_REASON, RunSignal,
+};
+use dsh_tools::{ErrorCode, OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolFailure, ToolRunContext};
+use serde_json::{Map, Value, json};
+
+use crate::rules::{CODE_RUN_NAME, NO_OUTPUT_TEXT, PTC_ID_MARKER};
+use crate::shared::Shared;
+
+/// The `code_run` definition for `shared`'s code runtime: rc.8's `run_code` arguments (`code`,
+/// `description`) and output (`{ logs, result? }`), under the plugin's name.
+pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String> {
+    let flavor = resolve_flavor(Some(shared.code_runtime.language())).map_err(|e| e.message)?;
+    let shared = Arc::clone(shared);
+    let body: dsh_tools::ToolBody = Arc::new(move |args, ctx| Box::pin(run(Arc::clone(&shared), args, ctx)));
+    Ok(ToolDefinition::new(
+        CODE_RUN_NAME,
+        flavor.description.replace(" Image-bearing subtool results are attached after the run.", "").replace("run_code", CODE_RUN_NAME),
+        Parameters::Dsl(parameter_spec(&flavor)),
+        OutputDeclaration {
+            schema: output_spec(),
+            render: Arc::new(|_, value| {
+                let logs: Vec<String> = value["logs"].as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_owned)).collect();
+                let text = render_output(&logs, value.get("result"));
+                // rc.8's constant names its own transport; this one is `code_run`.
+                let text = if text == NO_OUTPUT { NO_OUTPUT_TEXT.to_owned() } else { text };
+                Ok(vec![json!({ "type": "text", "text": text })])
+            }),
+            presentation_meta: None,
+        },
+        body,
+    ))
+}
+
+async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolFailure> {
+    let code = args["code"].as_str().unwrap_or_default().to_owned();
+    if args["description"].as_str().unwrap_or_default().trim().is_empty() {
+        return Err(ToolFailure::message("invalid description: expected a non-empty string"));
+    }
+    let Some(runtime) = shared.runtime.upgrade() else { return Err(ToolFailure::message("dsh-codemode: the tool runtime is gone")) };
+    let _running = shared.running(ctx.token);
+    let signal = RunSignal::new();
+    let counter = Arc::new(AtomicU64::new(0));
+    let functions: Vec<(String, BindingFn)> = runtime
+        .schemas(ctx.agent.as_ref())
+        .into_iter()
+        .filter(|s| s.name != CODE_RUN_NAME)
+        .map(|s| (s.name.clone(), binding(s.name, &runtime, &ctx, &signal, &counter)))
+        .collect();
+    let request = CodeRunRequest {
+        program: code,
+        bindings: vec![CodeBindingNamespace {
+            global: "tools".into(),
+            functions,
+            error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
+        }],
+        signal: signal.clone(),
+    };
+    let run = shared.code_runtime.run(request);
+    tokio::pin!(run);
+    let outcome = tokio::select! {
+        outcome = &mut run => outcome,
+        () = ctx.signal.cancelled() => {
+            signal.abort(DEFAULT_ABORT_REASON);
+            run.await
+        }
+    };
+    // The run is over: abort what its bindings still hold.
+    signal.abort("code run settled");
+    match outcome {
+        Err(misuse) => Err(ToolFailure::message(misuse.message)),
+        Ok(result) => completion(result),
+    }
+}
+
+/// One binding: a nested call through the facade, so the executor sees it and delegates it.
+fn binding(name: String, runtime: &dsh_tools::ToolRuntime, ctx: &ToolRunContext, signal: &RunSignal, counter: &Arc<AtomicU64>) -> BindingFn {
+    let runtime = runtime.downgrade();
+    let (ctx, signal, counter) = (ctx.clone(), signal.clone(), Arc::clone(counter));
+    Arc::new(move |argument: Option<Value>| {
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let input = ToolExecutionInput {
+            call_id: format!("{}{PTC_ID_MARKER}{n}", ctx.call_id),
+            name: name.clone(),
+            arguments: argument.unwrap_or_else(|| Value::Object(Map::new())),
+            signal: signal.token().child_token(),
+            agent: ctx.agent.clone(),
+            parent: Some(ctx.token),
+            root_call_id: Some(ctx.root_call_id.clone()),
+        };
+        let runtime = runtime.clone();
+        Box::pin(async move {
+            let Some(runtime) = runtime.upgrade() else { return Err("dsh-codemode: the tool runtime is gone".to_owned()) };
+            match runtime.execute(input).await {
+                dsh_tools::ToolExecutionResult::Success { value, .. } => Ok(value),
+                dsh_tools::ToolExecutionResult::Failure { error, .. } => Err(error.message),
+            }
+        })
+    })
+}
+
+/// A resolved run as the transport's value `{ logs, result? }` or its `CodeRunFailedError`.
+fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
+    let CodeRunResult { logs, value, error } = result;
+    if let Some(error) = error {
+        let captured = if logs.is_empty() { String::new() } else { format!("\nCaptured output:\n{}", logs.join("\n")) };
+        return Err(ToolFailure::harness(
+            format!("code run failed ({}): {}{captured}", error.kind, error.message),
+            CODE_RUN_FAILED_NAME,
+            ErrorCode::CODE_RUN_FAILED,
+        ));
+    }
+    let mut out = Map::new();
+    out.insert("logs".into(), Value::Array(logs.into_iter().map(Value::String).collect()));
+    if let Some(value) = value {
+        out.insert("result".into(), value);
+    }
+    Ok(Value::Object(out))
+}

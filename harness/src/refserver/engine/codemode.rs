@@ -1,0 +1,44 @@
+//! `setup.codemode`: the dsh-codemode preset plugin applied to the session's runtime, in the scope of the
+//! agent `preset` names (or at the host layer), on the code runtime `setup.runtime` mounted. Its warnings
+//! become `{type: log}` events under `setup.logs`; it is held under the handle `codemode`, so
+//! `dispose: codemode` unloads it.
+//!
+//! Spec: CDM-008..CDM-037 (profile dsh-codemode, `spec/rules/codemode.yaml`).
+
+use std::sync::Arc;
+
+use dsh_codemode::{Codemode, CodemodeConfig};
+use dsh_conformance::fixture::Setup;
+
+use super::super::deep;
+use super::super::rpc::{Failure, SETUP_REJECTED};
+use super::{Engine, Guard, Held};
+
+/// The handle the plugin is held under.
+pub const HANDLE: &str = "codemode";
+
+impl Engine {
+    /// Apply the plugin when the setup asks for it (after the agents opened, before the tools).
+    pub(super) fn apply_codemode(&self, setup: &Setup) -> Result<(), Failure> {
+        let Some(codemode) = &setup.codemode else { return Ok(()) };
+        let code = self
+            .runtime
+            .code_runtime()
+            .ok_or_else(|| Failure::new(SETUP_REJECTED, "setup: codemode needs a code runtime (setup.runtime)".to_owned()))?;
+        let preset = match &codemode.preset {
+            Some(name) => Some(self.state().agents.get(name).map(|a| a.key.clone()).ok_or_else(|| Failure::unknown("agent", name))?),
+            None => None,
+        };
+        let mut config = CodemodeConfig::new(code);
+        if setup.logs == Some(true) {
+            let shared = self.shared.clone();
+            config.logger = Some(Arc::new(move |line: &str| {
+                shared.emit(deep::object([("type", "log".into()), ("level", "warn".into()), ("message", line.into())]));
+            }));
+        }
+        let plugin = Codemode::apply(&self.runtime, preset.as_ref(), config)
+            .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: {e}")))?;
+        self.hold(HANDLE.to_owned(), Held { agent: None, _guard: Guard::Plugin(Box::new(plugin)) });
+        Ok(())
+    }
+}
