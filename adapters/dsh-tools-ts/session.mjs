@@ -186,7 +186,7 @@ export class FixtureSession {
     const promptConfig = {};
     if (setup.prompt !== undefined) {
       if (!isObj(setup.prompt)) throw new AdapterError('session/open: setup.prompt must be a mapping');
-      for (const key of Object.keys(setup.prompt)) if (key !== 'toolOrder') throw new AdapterError(`session/open: unknown setup.prompt field "${key}"`);
+      for (const key of Object.keys(setup.prompt)) if (!['toolOrder', 'sections', 'assemble'].includes(key)) throw new AdapterError(`session/open: unknown setup.prompt field "${key}"`);
       if (setup.prompt.toolOrder !== undefined) promptConfig.toolOrder = setup.prompt.toolOrder;
     }
     await this.mount(root.plugin(SystemPrompt, promptConfig), 'dsh-system-prompt');
@@ -228,6 +228,7 @@ export class FixtureSession {
       if (isObj(agent)) this.openAgent(agent.name, agent.parent);
       else this.openAgent(agent);
     }
+    this.contributeToPrompt(setup.prompt ?? {});
     for (const tool of setup.tools ?? []) {
       if (tool.register === false) continue;
       const handle = tool.handle ?? tool.name;
@@ -250,6 +251,36 @@ export class FixtureSession {
           throw new AdapterError(`setup: adding ${kind} listener "${listener.id}" threw: ${error?.message ?? String(error)}`, -32001);
         }
       }
+    }
+  }
+
+  /**
+   * `setup.prompt.sections`, then `setup.prompt.assemble`: static sections and `system-prompt/assemble`
+   * listeners, each through the plain plugin ctx or its agent's scope ctx. A listener awaits the rest of
+   * the waterfall, drops the named sections and tools, then replaces the lists it names.
+   */
+  contributeToPrompt(prompt) {
+    for (const section of prompt.sections ?? []) {
+      const ctx = this.ctxFor(section.agent);
+      try {
+        ctx.systemPrompt.section({ name: section.name, order: section.order, text: section.text });
+      } catch (error) {
+        throw new AdapterError(`setup: prompt section "${section.name}" was rejected: ${error?.message ?? String(error)}`, -32001);
+      }
+    }
+    for (const listener of prompt.assemble ?? []) {
+      const ctx = this.ctxFor(listener.agent);
+      ctx.on('system-prompt/assemble', async (_assembly, _context, next) => {
+        const assembly = await next();
+        let { sections, tools } = assembly;
+        const drop = listener.drop ?? {};
+        if (drop.sections !== undefined) sections = sections.filter((s) => !drop.sections.includes(s.name));
+        if (drop.tools !== undefined) tools = tools.filter((t) => !drop.tools.includes(t.name));
+        const replace = listener.replace ?? {};
+        if (replace.sections !== undefined) sections = replace.sections.map((s) => ({ name: s.name, text: s.text }));
+        if (replace.tools !== undefined) tools = replace.tools.map((t) => structuredClone(t));
+        return { ...assembly, sections, tools };
+      });
     }
   }
 

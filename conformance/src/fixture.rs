@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use crate::instruction::{Instruction, ThrowSpec, True};
 use crate::listener::Hooks;
+pub use crate::prompt_setup::{
+    AssembleDrop, AssembleListener, AssembleReplace, AssembledSectionFixture, PromptSectionFixture, PromptSetup,
+};
 
 /// The scenario's `setup`: everything the subject builds when the session opens.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -43,7 +46,7 @@ pub struct Setup {
     /// Report the implementation's logged warnings as `{ type: log, level: warn, message }` events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<bool>,
-    /// The system-prompt service's config (`toolOrder`).
+    /// The system-prompt service's config (`toolOrder`) and fixture sections and assemble listeners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptSetup>,
     /// The dsh-codemode preset plugin (profile `dsh-codemode`), applied after the agents open.
@@ -100,15 +103,6 @@ impl AgentDecl {
             AgentDecl::Nested(n) => Some(&n.parent),
         }
     }
-}
-
-/// `setup.prompt`: the system-prompt service's config row.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PromptSetup {
-    /// The explicit model-facing tool order: names plus one `<unlisted-tools>` rest entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_order: Option<Vec<String>>,
 }
 
 /// `tools.mode`.

@@ -1,12 +1,12 @@
 //! The prompt service's registrations: a global layer plus one layer per agent scope, each holding its
-//! sections and tool providers in registration order; an assembly reads the global layer, then the
-//! scope chain farthest first.
+//! sections, tool providers and `system-prompt/assemble` listeners in registration order; an assembly
+//! reads the global layer, then the scope chain farthest first.
 //!
 //! Spec: PROMPT-001.
 
 use std::collections::HashMap;
 
-use super::{PromptSection, ToolProvider};
+use super::{AssembleListener, PromptSection, ToolProvider};
 use crate::scope::ScopeKey;
 
 /// The registrations of one layer, each under its id, in registration order.
@@ -14,6 +14,7 @@ use crate::scope::ScopeKey;
 pub(super) struct Layer {
     pub(super) sections: Vec<(u64, PromptSection)>,
     pub(super) providers: Vec<(u64, ToolProvider)>,
+    pub(super) listeners: Vec<(u64, AssembleListener)>,
 }
 
 #[derive(Default)]
@@ -50,8 +51,13 @@ impl Layers {
         };
         layer.sections.retain(|(i, _)| *i != id);
         layer.providers.retain(|(i, _)| *i != id);
+        layer.listeners.retain(|(i, _)| *i != id);
         if let Some(key) = scope {
-            if self.scoped.get(key).is_some_and(|l| l.sections.is_empty() && l.providers.is_empty()) {
+            if self
+                .scoped
+                .get(key)
+                .is_some_and(|l| l.sections.is_empty() && l.providers.is_empty() && l.listeners.is_empty())
+            {
                 self.scoped.remove(key);
             }
         }

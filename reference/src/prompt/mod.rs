@@ -4,15 +4,17 @@
 //! tool-schema providers ([`ToolProvider`]) and the configured `toolOrder` ([`PromptConfig`]).
 //! [`SystemPrompt::assemble`] returns the sections in ascending `order` (ties in registration order) with
 //! their text resolved for the assembling scope, empty ones included, and the providers' tool schemas in
-//! lexicographic or configured order; [`PromptAssembly::render`] drops the empty ones.
+//! lexicographic or configured order, then hands that assembly through the `system-prompt/assemble`
+//! listeners ([`SystemPrompt::on_assemble`]), whose returned assembly is authoritative;
+//! [`PromptAssembly::render`] drops the empty sections.
 //!
-//! Not modelled: prompt variables and `{{…}}` interpolation, dynamic contexts, complete sections, the
-//! `system-prompt/assemble` waterfall, change notifications.
+//! Not modelled: prompt variables and `{{…}}` interpolation, dynamic contexts, complete sections, change
+//! notifications.
 //!
 //! What dsh-tools contributes (the tool provider, `tools:code-only`, `tools:sdk`) is in
 //! [`crate::contribution`], a layer above: this service knows nothing of tools beyond their schemas.
 //!
-//! Spec: PROMPT-001..PROMPT-007.
+//! Spec: PROMPT-001..PROMPT-007, PROMPT-019.
 
 mod layers;
 mod order;
@@ -88,6 +90,13 @@ pub struct AssembledSection {
     /// The resolved text.
     pub text: String,
 }
+
+/// A `system-prompt/assemble` listener: it receives what the listeners registered after it returned (the
+/// service's own assembly at the end of the chain) and returns the assembly to hand on; an `Err` rejects
+/// the assembly with it. Upstream's waterfall listener awaits `next()` and edits the result; this is that
+/// listener with the `next()` call done for it.
+pub type AssembleListener =
+    Arc<dyn Fn(&AssembleContext, PromptAssembly) -> Result<PromptAssembly, PromptError> + Send + Sync>;
 
 /// What a tool provider returns for one assembly (upstream `ToolProviderResult`).
 #[derive(Clone, Debug, Default)]
@@ -271,6 +280,16 @@ impl SystemPrompt {
         self.guard(scope, id)
     }
 
+    /// Add a `system-prompt/assemble` listener to the global layer (it sees every assembly) or to one agent
+    /// scope's layer (it sees only the assemblies of that scope and the scopes nested in it). Listeners
+    /// run as upstream's waterfall nests them: the first registered is outermost, so it edits last, and
+    /// what the outermost returns is the assembly. Dropping the guard withdraws it.
+    pub fn on_assemble(&self, scope: Option<&ScopeKey>, listener: AssembleListener) -> HookGuard {
+        let id = next_id();
+        self.layers().layer_mut(scope).listeners.push((id, listener));
+        self.guard(scope, id)
+    }
+
     /// Drop everything registered in `scope`'s layer, as disposing the agent's context does upstream.
     pub fn dispose_scope(&self, scope: &ScopeKey) {
         let removed = self.layers().scoped.remove(scope);
@@ -279,14 +298,17 @@ impl SystemPrompt {
 
     /// Assemble the prompt for `scope` (`None`: the global view): the providers are evaluated first
     /// (global, then the scope chain farthest first), then the effective sections' texts in ascending
-    /// order, then the tools are ordered. The first `Err` rejects the assembly.
+    /// order, then the tools are ordered, then the assembly goes through the assemble listeners
+    /// ([`Self::on_assemble`]) and what they return is the result. The first `Err` rejects the assembly.
     pub fn assemble(&self, scope: Option<&ScopeKey>) -> Result<PromptAssembly, PromptError> {
         // Snapshot under the lock, evaluate outside it: providers and texts may read other services.
-        let (providers, sections) = {
+        let (providers, sections, mut listeners) = {
             let layers = self.layers();
             let chain = layers.chain(scope);
             let providers: Vec<ToolProvider> =
                 chain.iter().flat_map(|layer| layer.providers.iter().map(|(_, p)| Arc::clone(p))).collect();
+            let listeners: Vec<(u64, AssembleListener)> =
+                chain.iter().flat_map(|layer| layer.listeners.iter().map(|(id, l)| (*id, Arc::clone(l)))).collect();
             let mut sections: Vec<PromptSection> = Vec::new();
             for layer in &chain {
                 for (_, section) in &layer.sections {
@@ -297,7 +319,7 @@ impl SystemPrompt {
                     }
                 }
             }
-            (providers, sections)
+            (providers, sections, listeners)
         };
         let context = AssembleContext { scope: scope.cloned() };
         let mut collected = Vec::new();
@@ -324,82 +346,15 @@ impl SystemPrompt {
             assembled.push(AssembledSection { name: section.name, order: section.order, text });
         }
         let tools = order_tools(collected, self.inner.tool_order.as_deref(), &known)?;
-        Ok(PromptAssembly { sections: assembled, tools })
+        let mut assembly = PromptAssembly { sections: assembled, tools };
+        // Registration order across layers (ids are global and increasing); the innermost edits first.
+        listeners.sort_by_key(|(id, _)| *id);
+        for (_, listener) in listeners.iter().rev() {
+            assembly = listener(&context, assembly)?;
+        }
+        Ok(assembly)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn schema(name: &str) -> ToolSchema {
-        ToolSchema { name: name.to_owned(), description: String::new(), parameters: Arc::new(serde_json::json!({})) }
-    }
-
-    fn names(tools: &[ToolSchema]) -> Vec<&str> {
-        tools.iter().map(|t| t.name.as_str()).collect()
-    }
-
-    #[test]
-    fn tool_order_is_checked_at_construction() {
-        let err = |order: &[&str]| {
-            SystemPrompt::new(PromptConfig::with_tool_order(order.iter().map(|s| (*s).to_owned()).collect()))
-                .map(|_| ())
-                .map_err(|e| e.message)
-        };
-        assert_eq!(err(&["a", "a", TOOL_ORDER_REST]), Err("toolOrder lists \"a\" more than once".to_owned()));
-        assert_eq!(
-            err(&["a"]),
-            Err("toolOrder must contain the \"<unlisted-tools>\" rest entry (where unlisted tools are inserted)".to_owned())
-        );
-        assert_eq!(err(&[TOOL_ORDER_REST, "a"]), Ok(()));
-    }
-
-    #[test]
-    fn tools_are_ordered_and_unknown_names_rejected() {
-        let tools = || vec![schema("b"), schema("c"), schema("a")];
-        let known: Vec<String> = ["a", "b", "c", "hidden"].iter().map(|s| (*s).to_owned()).collect();
-        let sorted = order_tools(tools(), None, &known).map(|t| names(&t).join(","));
-        assert_eq!(sorted, Ok("a,b,c".to_owned()));
-        let order: Vec<String> = ["c", TOOL_ORDER_REST, "hidden"].iter().map(|s| (*s).to_owned()).collect();
-        assert_eq!(order_tools(tools(), Some(&order), &known).map(|t| names(&t).join(",")), Ok("c,a,b".to_owned()));
-        let order: Vec<String> = ["x", TOOL_ORDER_REST, "y"].iter().map(|s| (*s).to_owned()).collect();
-        assert_eq!(
-            order_tools(tools(), Some(&order), &known).map(|_| ()).map_err(|e| e.message),
-            Err("toolOrder lists unregistered tools \"x\", \"y\"; known tools: a, b, c, hidden".to_owned())
-        );
-        assert_eq!(
-            order_tools(vec![], Some(&order[..2]), &[]).map(|_| ()).map_err(|e| e.message),
-            Err("toolOrder lists unregistered tool \"x\"; known tools: (none)".to_owned())
-        );
-        assert_eq!(
-            order_tools(vec![schema(TOOL_ORDER_REST)], None, &[]).map(|_| ()).map_err(|e| e.message),
-            Err("tool provider returned reserved tool name \"<unlisted-tools>\" (reserved for toolOrder's rest entry)".to_owned())
-        );
-    }
-
-    #[test]
-    fn sections_are_ordered_shadowed_and_rendered_without_empty_ones() -> Result<(), PromptError> {
-        let prompt = SystemPrompt::new(PromptConfig::default())?;
-        let agent = ScopeKey::new("a1");
-        let text = |t: &str| SectionText::Static(t.to_owned());
-        let _g = prompt.section(None, PromptSection { name: "g".into(), order: 150.0, text: text("global") })?;
-        let _s = prompt.section(Some(&agent), PromptSection { name: "g".into(), order: 150.0, text: text("scoped") })?;
-        let _e = prompt.section(None, PromptSection { name: "early".into(), order: 99.0, text: text("early") })?;
-        let global = prompt.assemble(None)?;
-        let order: Vec<&str> = global.sections.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(order, [HARNESS_IDENTITY_SECTION, PERSONA_SECTION, "early", "g"]);
-        assert_eq!(global.render(), format!("{HARNESS_IDENTITY_TEXT}\n\nearly\n\nglobal"));
-        assert_eq!(prompt.assemble(Some(&agent))?.sections[3].text, "scoped");
-        let dup = prompt.section(None, PromptSection { name: "g".into(), order: 1.0, text: text("") });
-        assert_eq!(
-            dup.map(|_| ()).map_err(|e| e.message),
-            Err("prompt section \"g\" is already registered (for a per-agent override, register through that agent's `agent.ctx` instead)".to_owned())
-        );
-        let nan = prompt.section(None, PromptSection { name: "n".into(), order: f64::NAN, text: text("") });
-        assert_eq!(nan.map(|_| ()).map_err(|e| (e.name, e.message)), Err(("TypeError", "prompt section \"n\" order must be a finite number".to_owned())));
-        prompt.dispose_scope(&agent);
-        assert_eq!(prompt.assemble(Some(&agent))?.sections[3].text, "global");
-        Ok(())
-    }
-}
+mod tests;

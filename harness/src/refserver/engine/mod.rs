@@ -82,7 +82,8 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Builds the runtime and registers the setup's agents, tools and hooks, in that order.
+    /// Builds the runtime and registers the setup's agents, prompt sections and assemble listeners, tools
+    /// and hooks, in that order.
     pub fn open(shared: Arc<Shared>, setup: &Value) -> Result<Engine, Failure> {
         let setup: Setup = match setup {
             Value::Null => Setup::default(),
@@ -118,6 +119,10 @@ impl Engine {
         }
         for agent in setup.agents.iter().flatten() {
             engine.open_agent(agent.name(), agent.parent())?;
+        }
+        if let Some(prompt) = &setup.prompt {
+            let guards = super::prompt::contribute(&engine.prompt, prompt, |agent| engine.registering_scope(agent))?;
+            engine.state().own.extend(guards);
         }
         engine.apply_codemode(&setup)?;
         for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {

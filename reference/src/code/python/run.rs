@@ -5,16 +5,17 @@
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
 //! and the result built through the output ledger.
 //!
-//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032.
+//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::task::{Id, JoinSet};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +24,7 @@ use super::json;
 use crate::code::ledger::OutputLedger;
 use super::process::{self, GroupGuard};
 use super::{HEAP_EXIT_MESSAGE, Namespace};
+use crate::callback::{BoxFuture, Contained};
 use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits};
 use crate::value::js_number_string;
 
@@ -108,8 +110,7 @@ pub(super) async fn run(
         terminal_override: None,
         namespaces,
         answered: HashSet::new(),
-        calls: JoinSet::new(),
-        call_ids: HashMap::new(),
+        calls: FuturesUnordered::new(),
         outbox,
         pending_run: Some(frames::run_frame(&request.program)),
         booted: false,
@@ -123,7 +124,9 @@ pub(super) async fn run(
     // Settle: nothing the program started outlives the run.
     driver.group.kill();
     writer_task.abort();
-    driver.calls.shutdown().await;
+    // Dropping the pending binding futures is what aborting their tasks did: the bridge still drains the
+    // sub-calls it started.
+    driver.calls.clear();
     let drain_deadline = Instant::now() + DRAIN_GRACE;
     if let Some(stray) = stdout.as_mut() {
         while let Ok(Some(text)) = tokio::time::timeout_at(drain_deadline, stray.next()).await {
@@ -148,8 +151,9 @@ pub(super) async fn run(
     driver.result(finish)
 }
 
-/// A settled binding call: its id and what the binding resolved to.
-type CallOutcome = (u64, Result<Value, String>);
+/// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
+/// panicked, with the panic's message).
+type CallOutcome = (u64, Result<Result<Value, String>, String>);
 
 /// The state of one run between spawn and settlement.
 struct Driver {
@@ -164,8 +168,11 @@ struct Driver {
     terminal_override: Option<String>,
     namespaces: Vec<Namespace>,
     answered: HashSet<u64>,
-    calls: JoinSet<CallOutcome>,
-    call_ids: HashMap<Id, u64>,
+    /// Pending binding calls, polled by the run's own loop. Their replies go out in the order the bindings
+    /// resolved (wake order), which is the order the bridge committed them: the program receives results
+    /// in commit order, as upstream's host delivers them (RUN-041). Tasks on a multi-threaded runtime
+    /// would race each other to the reply.
+    calls: FuturesUnordered<BoxFuture<'static, CallOutcome>>,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
     /// The `run` frame, sent once `boot-ack` arrives.
     pending_run: Option<Vec<u8>>,
@@ -216,8 +223,8 @@ impl Driver {
                     let remaining = Duration::try_from_secs_f64((self.limits.compute_ms - busy).max(1.0) / 1000.0).unwrap_or(CPU_POLL);
                     next_poll = Instant::now() + remaining.min(CPU_POLL);
                 }
-                Some(joined) = self.calls.join_next_with_id(), if !self.calls.is_empty() => {
-                    self.on_call_settled(joined);
+                Some(settled) = self.calls.next(), if !self.calls.is_empty() => {
+                    self.on_call_settled(settled);
                 }
                 read = reader.read(&mut chunk) => {
                     let n: usize = read.unwrap_or_default();
@@ -337,40 +344,20 @@ impl Driver {
         // Call the binding here, in frame order: its synchronous part submits the call (the run_code bridge
         // queues it at once, like upstream's async binding before its first await). Calling it inside the
         // spawned task would let the multi-threaded scheduler reorder submissions, or settle the run first.
-        let pending = function(Some(args));
-        let handle = self.calls.spawn(async move { (id, pending.await) });
-        self.call_ids.insert(handle.id(), id);
+        let pending = Contained(function(Some(args)));
+        self.calls.push(Box::pin(async move { (id, pending.await) }));
     }
 
     /// A binding settled: reply, unless the run already settled (then this is never reached).
-    fn on_call_settled(&mut self, joined: Result<(Id, CallOutcome), tokio::task::JoinError>) {
-        let frame = match joined {
-            Ok((task, (id, outcome))) => {
-                self.call_ids.remove(&task);
-                match outcome {
-                    Ok(value) => {
-                        let frame = frames::reply_ok_frame(id, &value)
-                            .unwrap_or_else(|| frames::reply_err_frame(id, "binding resolution must be lossless JSON"));
-                        crate::value::dismantle(value);
-                        frame
-                    }
-                    Err(message) => frames::reply_err_frame(id, &message),
-                }
+    fn on_call_settled(&mut self, (id, outcome): CallOutcome) {
+        let frame = match outcome {
+            Ok(Ok(value)) => {
+                let frame = frames::reply_ok_frame(id, &value)
+                    .unwrap_or_else(|| frames::reply_err_frame(id, "binding resolution must be lossless JSON"));
+                crate::value::dismantle(value);
+                frame
             }
-            Err(error) => {
-                let Some(id) = self.call_ids.remove(&error.id()) else { return };
-                let message = if error.is_panic() {
-                    let payload = error.into_panic();
-                    payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "binding panicked".to_owned())
-                } else {
-                    "binding cancelled".to_owned()
-                };
-                frames::reply_err_frame(id, &message)
-            }
+            Ok(Err(message)) | Err(message) => frames::reply_err_frame(id, &message),
         };
         let _ = self.outbox.send(frame);
     }
