@@ -9,7 +9,7 @@ import { AdapterError, soleKey, makeError, argumentAt, toUserMessage, reportFail
 // a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
 // throw), and returns either an outcome or a Promise of one.
 
-const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'emitRequest', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitSignalReason', 'emitRoot', 'emitRequest', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
 const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
 const BODY_ONLY = new Set(['deferContext', 'concludeTurn', 'return', 'returnArgument']);
 
@@ -52,6 +52,15 @@ export function run(program, env) {
             aborted: env.signal()?.aborted === true,
           });
           break;
+        case 'emitSignalReason': {
+          const signal = env.signal();
+          const aborted = signal?.aborted === true;
+          session.emit({
+            type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
+            aborted, ...(aborted ? { reason: String(signal.reason) } : {}),
+          });
+          break;
+        }
         case 'emitRoot':
           session.emit({
             type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),

@@ -37,6 +37,9 @@ pub enum Instruction {
     AwaitAbort(True),
     /// Emit `{type: mark, label, callId, aborted}`.
     EmitSignal(String),
+    /// Emit `{type: mark, label, callId, aborted, reason?}`: `reason` is `String(signal.reason)` of the
+    /// signal this code sees, present only once it is aborted (PIPE-022).
+    EmitSignalReason(String),
     /// Emit `{type: mark, label, callId, rootCallId}`: the root call of the execution's tree.
     EmitRoot(String),
     /// Approval answerer only: emit `{type: mark, label, callId, agent, toolName, reason?}`, what it was asked.
