@@ -54,6 +54,11 @@ pub enum Instruction {
     ReturnArgument(String),
     /// Throw and stop.
     Throw(ThrowSpec),
+    /// Register a listener from inside running code, as the `addHook` step does (`{ <kind>: listener,
+    /// as? }`, kept as written here and read by the server; PIPE-023).
+    AddHook(Box<Value>),
+    /// Dispose the registration held under a handle, as the `dispose` step does (PIPE-023).
+    Dispose(String),
 }
 
 /// An additional context: `{ text, source? }`.

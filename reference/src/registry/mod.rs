@@ -12,6 +12,7 @@
 
 mod compile;
 mod guards;
+pub(crate) use self::guards::GuardPass;
 mod layer;
 mod presentation;
 mod registration;

@@ -1,13 +1,18 @@
 //! The registry requests a session's engine serves (`conformance/PROTOCOL.md` § Methods): registration,
 //! hooks, scopes, disposal by handle, lookups, `executionMode`, restriction and presentation, prompt
-//! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`.
+//! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`. Also what running code asks
+//! of the engine (`Host`: the `addHook` and `dispose` instructions).
 
 use dsh_tools::{ExecutionMode, HookGuard, ToolExecutionInput, ToolFilter, ToolMode};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use dsh_conformance::listener::Listener;
+use dsh_conformance::scenario::AddHook;
+
 use super::{Engine, Guard, Held};
 use crate::refserver::deep;
+use crate::refserver::shared::Host;
 use crate::refserver::rpc::{Failure, Params};
 
 impl Engine {
@@ -106,7 +111,11 @@ impl Engine {
     }
 
     fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let handle = params.str("handle")?;
+        self.dispose_handle(params.str("handle")?)?;
+        Ok(json!({}))
+    }
+
+    fn dispose_handle(&self, handle: &str) -> Result<(), Failure> {
         let held = {
             let mut state = self.state();
             match state.handles.remove(handle) {
@@ -115,12 +124,12 @@ impl Engine {
                     held
                 }
                 // A handle stays valid: its disposer ran already, and running it again changes nothing.
-                None if state.disposed.contains(handle) => return Ok(json!({})),
+                None if state.disposed.contains(handle) => return Ok(()),
                 None => return Err(Failure::unknown("handle", handle)),
             }
         };
         drop(held);
-        Ok(json!({}))
+        Ok(())
     }
 
     fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
@@ -177,5 +186,27 @@ fn sdk_render(params: Params<'_>) -> Result<Value, Failure> {
             Ok(json!({ "outcome": { "ok": true }, "text": text }))
         }
         Err(e) => Ok(json!({ "outcome": { "threw": { "message": e.to_string(), "name": "TypeError" } } })),
+    }
+}
+
+/// Running code's registrations (the `addHook` and `dispose` instructions, PIPE-023): the same as the
+/// steps, made from inside a listener or a body while the pipeline runs.
+impl Host for Engine {
+    fn add_hook(&self, hook: &Value) -> Result<(), String> {
+        let hook: AddHook = serde_json::from_value(hook.clone()).map_err(|e| format!("addHook: {e}"))?;
+        let alias = hook.as_.as_deref();
+        let added = match &hook.listener {
+            Listener::PreExecute(l) => self.add_pre_execute(l, alias),
+            Listener::Guards(l) => self.add_guard(l, alias),
+            Listener::Execute(l) => self.add_execute(l, alias),
+            Listener::PostExecute(l) => self.add_post_execute(l, alias),
+            Listener::Results(l) => self.add_results(l, alias),
+            Listener::Changes(l) => self.add_changes(l, alias),
+        };
+        added.map_err(|failure| failure.message)
+    }
+
+    fn dispose(&self, handle: &str) -> Result<(), String> {
+        self.dispose_handle(handle).map_err(|failure| failure.message)
     }
 }
