@@ -126,8 +126,9 @@ export const METHODS = {
     const handle = need(params, 'handle', 'string');
     const disposer = session.handles.get(handle);
     if (disposer === undefined) throw new AdapterError(`unknown handle "${handle}"`);
-    await disposer();
-    return {};
+    // A tool's disposer throws what a tools/change listener threw while announcing the removal (REG-025).
+    const { outcome } = await outcomeOfAsync(() => disposer());
+    return { outcome };
   },
 
   'tools/get'(params, session) {

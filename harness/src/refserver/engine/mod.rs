@@ -32,14 +32,27 @@ use super::shared::{CallTask, Shared};
 
 /// Something that keeps a registration alive; dropping it disposes it.
 enum Guard {
-    Tool(#[allow(dead_code)] Registration),
-    Hook(#[allow(dead_code)] HookGuard),
+    Tool(Registration),
+    Hook(HookGuard),
 }
 
 /// A guard and the agent it was registered through.
 struct Held {
     agent: Option<String>,
     _guard: Guard,
+}
+
+impl Held {
+    /// Dispose now; `Err` is what a tool's removal announcement threw (REG-025).
+    fn dispose(self) -> Result<(), String> {
+        match self._guard {
+            Guard::Tool(registration) => registration.try_dispose(),
+            Guard::Hook(hook) => {
+                hook.dispose();
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What a registration threw.

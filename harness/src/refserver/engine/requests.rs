@@ -110,12 +110,17 @@ impl Engine {
         Ok(json!({ "outcome": outcome }))
     }
 
+    /// `handle/dispose`: the outcome is what disposing threw (a tool's `tools/change` announcement).
     fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
-        self.dispose_handle(params.str("handle")?)?;
-        Ok(json!({}))
+        let outcome = match self.dispose_handle(params.str("handle")?)? {
+            Ok(()) => json!({ "ok": true }),
+            Err(message) => json!({ "threw": { "message": message, "name": "Error" } }),
+        };
+        Ok(json!({ "outcome": outcome }))
     }
 
-    fn dispose_handle(&self, handle: &str) -> Result<(), Failure> {
+    /// Disposes what `handle` holds; the inner error is what a tool's disposal announcement threw.
+    fn dispose_handle(&self, handle: &str) -> Result<Result<(), String>, Failure> {
         let held = {
             let mut state = self.state();
             match state.handles.remove(handle) {
@@ -124,12 +129,11 @@ impl Engine {
                     held
                 }
                 // A handle stays valid: its disposer ran already, and running it again changes nothing.
-                None if state.disposed.contains(handle) => return Ok(()),
+                None if state.disposed.contains(handle) => return Ok(Ok(())),
                 None => return Err(Failure::unknown("handle", handle)),
             }
         };
-        drop(held);
-        Ok(())
+        Ok(held.dispose())
     }
 
     fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
@@ -207,6 +211,6 @@ impl Host for Engine {
     }
 
     fn dispose(&self, handle: &str) -> Result<(), String> {
-        self.dispose_handle(handle).map_err(|failure| failure.message)
+        self.dispose_handle(handle).map_err(|failure| failure.message)?
     }
 }
