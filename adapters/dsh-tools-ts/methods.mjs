@@ -16,7 +16,7 @@ const UPSTREAM_VERSION = JSON.parse(
 ).version;
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
-  'code-mode', 'prompt', 'sdk', 'schema',
+  'code-mode', 'prompt', 'sdk', 'schema', 'plugins',
 ];
 const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 
@@ -114,6 +114,11 @@ export const METHODS = {
   'scope/open'(params, session) {
     const parent = params.parent ?? undefined;
     session.openAgent(need(params, 'agent', 'string'), parent);
+    return {};
+  },
+
+  async 'plugin/dispose'(params, session) {
+    await session.disposePlugin(need(params, 'plugin', 'string'));
     return {};
   },
 

@@ -27,6 +27,7 @@ impl Engine {
                 .and_then(|(a, parent)| self.open_agent(a, parent))
                 .map(|()| json!({})),
             "scope/drop" => params.str("agent").and_then(|a| self.drop_agent(a)).map(|()| json!({})),
+            "plugin/dispose" => params.str("plugin").and_then(|p| self.dispose_plugin(p)).map(|()| json!({})),
             "handle/dispose" => self.dispose(params),
             "tools/get" => self.get(params),
             "tools/schemas" => self.schemas(params),
@@ -98,7 +99,7 @@ impl Engine {
     ) -> Result<Value, Failure> {
         let outcome = match outcome {
             Ok(guard) => {
-                let held = Held { agent: agent.map(str::to_owned), _guard: Guard::Hook(guard) };
+                let held = Held { agent: agent.map(str::to_owned), plugin: None, _guard: Guard::Hook(guard) };
                 match alias {
                     Some(alias) => self.hold(alias.to_owned(), held),
                     None => self.state().orphans.push(held),
