@@ -9,7 +9,7 @@ import { AdapterError, soleKey, makeError, argumentAt, toUserMessage, reportFail
 // a listener whose instructions are all synchronous behaves synchronously (a `throw` is a synchronous
 // throw), and returns either an outcome or a Promise of one.
 
-const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitRoot', 'emitRequest', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
+const SYNC_INSTRUCTIONS = new Set(['emit', 'emitSignal', 'emitSignalReason', 'addHook', 'dispose', 'emitRoot', 'emitRequest', 'deferContext', 'concludeTurn', 'return', 'returnArgument', 'throw']);
 const ASYNC_INSTRUCTIONS = new Set(['wait', 'waitOrAbort', 'awaitAbort']);
 const BODY_ONLY = new Set(['deferContext', 'concludeTurn', 'return', 'returnArgument']);
 
@@ -29,6 +29,8 @@ export function compile(list, where, { body = false, sync = false } = {}) {
     const arg = instruction[key];
     if (key === 'throw') makeError(arg);
     if (key === 'deferContext') toUserMessage(arg);
+    if (key === 'addHook') hookKind(arg, `${where}[${index}]`);
+    if (key === 'dispose' && typeof arg !== 'string') throw new AdapterError(`${where}[${index}]: dispose needs a handle name`);
     return { key, arg };
   });
 }
@@ -52,6 +54,15 @@ export function run(program, env) {
             aborted: env.signal()?.aborted === true,
           });
           break;
+        case 'emitSignalReason': {
+          const signal = env.signal();
+          const aborted = signal?.aborted === true;
+          session.emit({
+            type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
+            aborted, ...(aborted ? { reason: String(signal.reason) } : {}),
+          });
+          break;
+        }
         case 'emitRoot':
           session.emit({
             type: 'mark', label: arg, ...(env.callId !== undefined ? { callId: env.callId } : {}),
@@ -81,6 +92,20 @@ export function run(program, env) {
           return { returned: true, value: argumentAt(env.args, arg) };
         case 'throw':
           throw makeError(arg);
+        case 'addHook': {
+          // Registered from inside running code, as the addHook step does (PIPE-023).
+          const kind = hookKind(arg, 'addHook');
+          const disposer = session.addHook(kind, arg[kind]);
+          session.handles.set(arg.as ?? arg[kind].id, disposer);
+          break;
+        }
+        case 'dispose': {
+          const disposer = session.handles.get(arg);
+          if (disposer === undefined) throw new AdapterError(`unknown handle "${arg}"`);
+          const settled = disposer();
+          settled?.catch?.(() => {});
+          break;
+        }
         case 'wait':
           return session.trackTask(session.waitGate(arg, undefined).then(() => step(i + 1)));
         case 'waitOrAbort':
@@ -113,4 +138,11 @@ export function runSync(program, env) {
   const outcome = run(program, env);
   if (outcome instanceof Promise) throw new AdapterError('internal: synchronous instruction list suspended');
   return outcome;
+}
+
+/** The listener kind of an `addHook` instruction: its one key besides `as`. */
+function hookKind(arg, where) {
+  const keys = typeof arg === 'object' && arg !== null && !Array.isArray(arg) ? Object.keys(arg).filter((k) => k !== 'as') : [];
+  if (keys.length !== 1) throw new AdapterError(`${where}: addHook needs exactly one listener kind key besides "as"`);
+  return keys[0];
 }

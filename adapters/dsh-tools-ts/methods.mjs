@@ -16,7 +16,7 @@ const UPSTREAM_VERSION = JSON.parse(
 ).version;
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
-  'code-mode', 'prompt', 'sdk', 'schema',
+  'code-mode', 'prompt', 'sdk', 'schema', 'plugins',
 ];
 const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 
@@ -117,6 +117,11 @@ export const METHODS = {
     return {};
   },
 
+  async 'plugin/dispose'(params, session) {
+    await session.disposePlugin(need(params, 'plugin', 'string'));
+    return {};
+  },
+
   async 'scope/drop'(params, session) {
     await session.dropAgent(need(params, 'agent', 'string'));
     return {};
@@ -126,8 +131,9 @@ export const METHODS = {
     const handle = need(params, 'handle', 'string');
     const disposer = session.handles.get(handle);
     if (disposer === undefined) throw new AdapterError(`unknown handle "${handle}"`);
-    await disposer();
-    return {};
+    // A tool's disposer throws what a tools/change listener threw while announcing the removal (REG-025).
+    const { outcome } = await outcomeOfAsync(() => disposer());
+    return { outcome };
   },
 
   'tools/get'(params, session) {

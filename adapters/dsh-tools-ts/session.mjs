@@ -207,6 +207,21 @@ export class FixtureSession {
     }
     this.ctx = fixtureCtx;
 
+    // Fixture plugins (a tool fixture's `plugin`): each a plain plugin fiber of its own, as a tool
+    // plugin is; disposing the fiber disposes what it registered (REG-014).
+    this.plugins = new Map(); // name -> { fiber, ctx, disposed }
+    for (const name of new Set((setup.tools ?? []).map((t) => t?.plugin).filter((p) => p !== undefined))) {
+      if (typeof name !== 'string') throw new AdapterError('session/open: a tool fixture\'s plugin is a name');
+      let pluginCtx;
+      const pluginFiber = root.plugin({
+        name: `dsh-conformance-plugin-${name}`,
+        inject: ['tools'],
+        apply(ctx) { pluginCtx = ctx; },
+      });
+      await this.mount(pluginFiber, `fixture plugin "${name}"`);
+      this.plugins.set(name, { fiber: pluginFiber, ctx: pluginCtx, disposed: false });
+    }
+
     // The adapter's own observers: token capture for `parent`, and the result event.
     this.ctx.on('tools/pre-execute', (exec, next) => {
       this.tokens.set(exec.callId, exec.token);
@@ -334,9 +349,25 @@ export class FixtureSession {
   }
 
   registerTool(fixture) {
-    const ctx = this.ctxFor(fixture.agent);
+    const ctx = fixture.plugin !== undefined ? this.pluginCtx(fixture) : this.ctxFor(fixture.agent);
     const definition = buildDefinition(this, fixture);
     return ctx.tools.register(definition());
+  }
+
+  pluginCtx(fixture) {
+    if (fixture.agent !== undefined) throw new AdapterError(`tool fixture "${fixture.name}": plugin and agent exclude each other`);
+    const plugin = this.plugins.get(fixture.plugin);
+    if (plugin === undefined) throw new AdapterError(`unknown plugin "${fixture.plugin}"`);
+    if (plugin.disposed) throw new AdapterError(`plugin "${fixture.plugin}" is disposed`, -32003);
+    return plugin.ctx;
+  }
+
+  async disposePlugin(name) {
+    const plugin = this.plugins.get(name);
+    if (plugin === undefined) throw new AdapterError(`unknown plugin "${name}"`);
+    if (plugin.disposed) throw new AdapterError(`plugin "${name}" is already disposed`, -32003);
+    plugin.disposed = true;
+    await plugin.fiber.dispose();
   }
 
   addHook(kind, listener) {

@@ -10,7 +10,7 @@ import { compile, run, runSync } from './instructions.mjs';
 // ---------------------------------------------------------------------------------------------------
 // Tool fixtures → definitions.
 
-const TOOL_FIELDS = new Set(['name', 'handle', 'agent', 'register', 'description', 'parameters', 'rawParameters',
+const TOOL_FIELDS = new Set(['name', 'handle', 'agent', 'plugin', 'register', 'description', 'parameters', 'rawParameters',
   'output', 'timeoutMs', 'concurrency', 'finalizeContent', 'body']);
 
 export function compileTool(fixture) {

@@ -231,7 +231,9 @@ fn describe(index: usize, step: &Step) -> String {
 /// The `expect` keys each action can be judged on; anything else is a broken scenario.
 fn allowed_keys(action: &Action) -> &'static [&'static str] {
     match action {
-        Action::Register(_) | Action::AddHook(_) | Action::Restrict(_) | Action::PresentAs(_) => &["ok", "threw"],
+        Action::Register(_) | Action::AddHook(_) | Action::Restrict(_) | Action::PresentAs(_) | Action::Dispose(_) => {
+            &["ok", "threw"]
+        }
         Action::Get(_) => &["tool"],
         Action::Schemas(_) => &["schemas", "names"],
         Action::ExecutionMode(_) => &["mode"],
@@ -269,7 +271,8 @@ fn judge(ctx: &str, expect: Option<&Expect>, result: &Value) -> Result<(), Stop>
     let default = Expect::default();
     let expect = expect.unwrap_or(&default);
     let field = |k: &str| result.get(k).unwrap_or(&Value::Null);
-    if result.get("outcome").is_some() {
+    // An expected throw needs an outcome: a result without one (an older adapter's `handle/dispose`) returned.
+    if result.get("outcome").is_some() || expect.threw.is_some() {
         judge_outcome(ctx, expect, field("outcome"))?;
     }
     let checks: [(&str, Option<&Value>, MatchMode); 6] = [

@@ -11,6 +11,8 @@ use crate::subject::SubjectInfo;
 
 /// Any agent field or step.
 pub const AGENTS: &str = "agents";
+/// A tool fixture's `plugin`, or a `disposePlugin` step.
+pub const PLUGINS: &str = "plugins";
 /// `setup.approval`.
 pub const APPROVAL: &str = "approval";
 /// `execute` hooks.
@@ -50,6 +52,7 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
         match &step.action {
             Action::AddHook(h) => listener_features(&h.listener, &mut add),
             Action::Restrict(_) | Action::OpenAgent(_) | Action::DropAgent(_) => add(AGENTS),
+            Action::DisposePlugin(_) => add(PLUGINS),
             Action::PresentAs(p) => {
                 add(CODE_MODE);
                 if p.agent.is_some() {
@@ -98,6 +101,9 @@ fn setup_features(setup: &Setup, add: &mut impl FnMut(&str)) {
     for tool in setup.tools.iter().flatten() {
         if tool.agent.is_some() {
             add(AGENTS);
+        }
+        if tool.plugin.is_some() {
+            add(PLUGINS);
         }
         if tool.finalize_content.is_some() {
             add(FINALIZE_CONTENT);

@@ -193,6 +193,10 @@ pub struct ToolFixture {
     /// Register through this agent's scope; default: the global layer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Register through the plain plugin context of this name (a plugin fiber of its own, started at
+    /// session start, disposed by a `disposePlugin` step); exclusive with `agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// Register at session start; default `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub register: Option<bool>,

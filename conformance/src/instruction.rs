@@ -37,6 +37,9 @@ pub enum Instruction {
     AwaitAbort(True),
     /// Emit `{type: mark, label, callId, aborted}`.
     EmitSignal(String),
+    /// Emit `{type: mark, label, callId, aborted, reason?}`: `reason` is `String(signal.reason)` of the
+    /// signal this code sees, present only once it is aborted (PIPE-022).
+    EmitSignalReason(String),
     /// Emit `{type: mark, label, callId, rootCallId}`: the root call of the execution's tree.
     EmitRoot(String),
     /// Approval answerer only: emit `{type: mark, label, callId, agent, toolName, reason?}`, what it was asked.
@@ -51,6 +54,11 @@ pub enum Instruction {
     ReturnArgument(String),
     /// Throw and stop.
     Throw(ThrowSpec),
+    /// Register a listener from inside running code, as the `addHook` step does (`{ <kind>: listener,
+    /// as? }`, kept as written here and read by the server; PIPE-023).
+    AddHook(Box<Value>),
+    /// Dispose the registration held under a handle, as the `dispose` step does (PIPE-023).
+    Dispose(String),
 }
 
 /// An additional context: `{ text, source? }`.

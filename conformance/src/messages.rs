@@ -32,6 +32,7 @@ protocol_schemas!(
     "scope-presentAs.result",
     "scope-open.result",
     "scope-drop.result",
+    "plugin-dispose.result",
     "handle-dispose.result",
     "tools-get.result",
     "tools-schemas.result",

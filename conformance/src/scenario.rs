@@ -164,6 +164,8 @@ pub enum Action {
     OpenAgent(AgentDecl),
     /// Dispose an agent scope with all it registered.
     DropAgent(String),
+    /// Dispose a fixture plugin (its fiber) with all it registered (REG-014).
+    DisposePlugin(String),
     /// `tools.get`.
     Get(Get),
     /// `tools.schemas`.
@@ -201,6 +203,7 @@ impl Action {
             Action::PresentAs(_) => "presentAs",
             Action::OpenAgent(_) => "openAgent",
             Action::DropAgent(_) => "dropAgent",
+            Action::DisposePlugin(_) => "disposePlugin",
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",

@@ -1,8 +1,10 @@
 //! The call vocabulary: [`ToolExecutionInput`] (what a caller supplies), [`ToolExecution`] (the immutable
 //! pipeline view with the registry-minted [`ExecutionToken`]), [`ToolRunContext`] (what a body receives)
-//! and [`ExecutionMode`]; the reasons callers attach to executions' cancellations (`AbortReasons`).
+//! and [`ExecutionMode`]; the reasons callers attach to executions' cancellations (`AbortReasons`) and
+//! how a listener or a body reads the reason of the signal it sees ([`ToolExecution::abort_reason`],
+//! [`ToolRunContext::abort_reason`]).
 //!
-//! Spec: ARG-001, PIPE-017, PIPE-018, PIPE-019, FIN-010, MODE-001..MODE-004.
+//! Spec: ARG-001, PIPE-017, PIPE-022, PIPE-018, PIPE-019, FIN-010, MODE-001..MODE-004.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -93,7 +95,26 @@ pub struct ToolExecution {
     pub parent: Option<ExecutionToken>,
     /// Set by [`ToolRunContext::conclude_turn`]; read when the execution's success is created.
     pub(crate) concluded: Arc<AtomicBool>,
+    /// The runtime's attached abort reasons (see [`crate::ToolRuntime::set_abort_reason`]).
+    pub(crate) reasons: Arc<AbortReasons>,
 }
+
+impl ToolExecution {
+    /// The reason of the caller's cancellation (upstream `exec.signal.reason`, as `String(reason)`):
+    /// `None` while [`signal`](Self::signal) is live; once it is cancelled, the reason the caller attached
+    /// with [`crate::ToolRuntime::set_abort_reason`], else [`DEFAULT_ABORT_REASON`].
+    pub fn abort_reason(&self) -> Option<String> {
+        if !self.signal.is_cancelled() {
+            return None;
+        }
+        Some(self.reasons.get(self.token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
+    }
+}
+
+/// The reason of a cancellation nobody gave a reason for: JavaScript's `String(reason)` of the
+/// `DOMException` an `AbortController.abort()` without an argument stores (the same text as
+/// `crate::code::DEFAULT_ABORT_REASON`, which the `run_code` failure quotes).
+pub const DEFAULT_ABORT_REASON: &str = "AbortError: This operation was aborted";
 
 impl Drop for ToolExecution {
     fn drop(&mut self) {
@@ -125,9 +146,37 @@ pub struct ToolRunContext {
     pub parent: Option<ExecutionToken>,
     pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
     pub(crate) concluded: Arc<AtomicBool>,
+    /// Where [`signal`](Self::signal)'s abort reason comes from.
+    pub(crate) reason: BodyReason,
+}
+
+/// How a body's signal got cancelled: through the caller's signal (the caller's reason), or through a
+/// wrapper's replacement signal that aborted first (a replacement `CancellationToken` carries no reason).
+#[derive(Clone, Debug)]
+pub(crate) struct BodyReason {
+    pub(crate) reasons: Arc<AbortReasons>,
+    pub(crate) token: ExecutionToken,
+    /// Set by the body stage's relay when the wrapper's replacement aborted before the caller's signal.
+    pub(crate) replacement_first: Arc<AtomicBool>,
 }
 
 impl ToolRunContext {
+    /// The reason of the body's signal (upstream `exec.signal.reason`, as `String(reason)`): `None` while
+    /// [`signal`](Self::signal) is live. Once it is cancelled: for a body observing the caller's signal, the
+    /// reason the caller attached ([`crate::ToolRuntime::set_abort_reason`]); for a signal fused with a
+    /// wrapper's replacement, the reason of whichever source aborted first — a replacement carries
+    /// [`DEFAULT_ABORT_REASON`]. Without an attached reason, [`DEFAULT_ABORT_REASON`].
+    pub fn abort_reason(&self) -> Option<String> {
+        if !self.signal.is_cancelled() {
+            return None;
+        }
+        let BodyReason { reasons, token, replacement_first } = &self.reason;
+        if replacement_first.load(Ordering::SeqCst) {
+            return Some(DEFAULT_ABORT_REASON.to_owned());
+        }
+        Some(reasons.get(*token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
+    }
+
     /// Defer one context (a user message) until this call's final result reaches the loop; kept even when
     /// the body later fails or cancellation wins, in deferral order.
     pub fn defer_context(&self, context: Value) {

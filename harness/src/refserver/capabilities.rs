@@ -35,7 +35,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema", "codemode",
+    "prompt", "sdk", "schema", "codemode", "plugins",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer

@@ -17,14 +17,16 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
 /// One open session.
 pub struct Session {
     shared: Arc<Shared>,
-    engine: Engine,
+    engine: Arc<Engine>,
 }
 
 impl Session {
     /// Opens a session: builds the runtime from `setup` and registers what it declares.
     pub async fn open(id: &str, outbox: Arc<Outbox>, setup: &Value) -> Result<Session, Failure> {
         let shared = Shared::new(id, outbox);
-        let engine = Engine::open(shared.clone(), setup)?;
+        let engine = Arc::new(Engine::open(shared.clone(), setup)?);
+        let host: Arc<dyn super::shared::Host> = engine.clone();
+        shared.set_host(Arc::downgrade(&host));
         Ok(Session { shared, engine })
     }
 

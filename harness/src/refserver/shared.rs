@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use dsh_tools::ExecutionToken;
 use serde_json::Value;
@@ -37,6 +37,16 @@ pub struct Shared {
     /// The session's tasks (started calls, and the suspended rest of asynchronous observers).
     tasks: Mutex<JoinSet<()>>,
     activity: Arc<Activity>,
+    /// The engine, for instructions that register or dispose from inside running code.
+    host: Mutex<Option<Weak<dyn Host>>>,
+}
+
+/// What running code may ask of the session's engine (the `addHook` and `dispose` instructions).
+pub trait Host: Send + Sync {
+    /// Register a listener as the `addHook` step does; the error is what the code throws.
+    fn add_hook(&self, hook: &Value) -> Result<(), String>;
+    /// Dispose a handle as the `dispose` step does; the error is what the code throws.
+    fn dispose(&self, handle: &str) -> Result<(), String>;
 }
 
 impl Shared {
@@ -52,6 +62,7 @@ impl Shared {
             marked: Notify::new(),
             tasks: Mutex::new(JoinSet::new()),
             activity: Arc::default(),
+            host: Mutex::default(),
         })
     }
 
@@ -117,5 +128,25 @@ impl Shared {
     /// The token seen for `call_id`.
     pub fn token(&self, call_id: &str) -> Option<ExecutionToken> {
         self.tokens().get(call_id).copied()
+    }
+
+    /// Lets running code reach `host` (held weakly: the engine owns this state).
+    pub fn set_host(&self, host: Weak<dyn Host>) {
+        *self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(host);
+    }
+
+    fn host(&self) -> Result<Arc<dyn Host>, String> {
+        let host = self.host.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        host.and_then(|h| h.upgrade()).ok_or_else(|| "the session's engine is gone".to_owned())
+    }
+
+    /// The `addHook` instruction.
+    pub fn host_add_hook(&self, hook: &Value) -> Result<(), String> {
+        self.host()?.add_hook(hook)
+    }
+
+    /// The `dispose` instruction.
+    pub fn host_dispose(&self, handle: &str) -> Result<(), String> {
+        self.host()?.dispose(handle)
     }
 }

@@ -18,13 +18,13 @@
 //!
 //! The body-stage resolution applies the `code` collapse, as upstream's `resolveExecution` does.
 //!
-//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010, WRAP-001..WRAP-008, FIN-006, FIN-007, CANC-001..CANC-008, WRAP-009, WRAP-010, UNK-013, REG-024, CANC-010, CANC-011.
+//! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010, WRAP-001..WRAP-008, FIN-006, FIN-007, CANC-001..CANC-008, WRAP-009, WRAP-010, UNK-013, REG-024, CANC-010, CANC-011, PIPE-022.
 //!
 //! [`output`]: super::output
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -32,7 +32,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::callback::{BoxFuture, Contained, contain};
 use crate::error::ToolFailure;
-use crate::execution::{ExecutionToken, ToolExecution, ToolRunContext};
+use crate::execution::{BodyReason, ExecutionToken, ToolExecution, ToolRunContext};
 use crate::hooks::{HookEntry, HookList};
 use crate::result::ToolExecutionResult;
 use crate::registry::Registry;
@@ -244,6 +244,7 @@ async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution)
             Fused::Relay { fused: CancellationToken::new(), caller: exec.signal.clone(), wrapper }
         }
     };
+    let replacement_first = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let signal = fused.signal();
     if signal.is_cancelled() {
         return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
@@ -268,10 +269,15 @@ async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution)
         parent: exec.parent,
         deferred: Arc::clone(&call.deferred),
         concluded: Arc::clone(&exec.concluded),
+        reason: BodyReason {
+            reasons: Arc::clone(&exec.reasons),
+            token: exec.token,
+            replacement_first: Arc::clone(&replacement_first),
+        },
     };
     let body = Arc::clone(&tool.def.execute);
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {
-        Ok(future) => match fused.drive(Contained(future)).await {
+        Ok(future) => match fused.drive(Contained(future), &replacement_first).await {
             Ok(returned) => returned,
             Err(panic) => Err(ToolFailure::message(panic)),
         },
@@ -306,8 +312,10 @@ impl Fused {
         }
     }
 
-    /// Await `body` to completion while relaying cancellation into the fused signal.
-    async fn drive<T>(self, body: Contained<'_, T>) -> Result<T, String> {
+    /// Await `body` to completion while relaying cancellation into the fused signal; `replacement_first`
+    /// is set when the wrapper's signal is the source that aborted first (the body's reason then is the
+    /// replacement's, not the caller's).
+    async fn drive<T>(self, body: Contained<'_, T>, replacement_first: &Arc<AtomicBool>) -> Result<T, String> {
         match self {
             Self::Caller(_) => body.await,
             Self::Relay { fused, caller, wrapper } => {
@@ -316,6 +324,7 @@ impl Fused {
                     caller: Box::pin(caller.cancelled_owned()),
                     wrapper: Box::pin(wrapper.cancelled_owned()),
                     fused: Some(fused),
+                    replacement_first: Arc::clone(replacement_first),
                 }
                 .await
             }
@@ -328,6 +337,7 @@ struct Relay<'a, T> {
     caller: Pin<Box<WaitForCancellationFutureOwned>>,
     wrapper: Pin<Box<WaitForCancellationFutureOwned>>,
     fused: Option<CancellationToken>,
+    replacement_first: Arc<AtomicBool>,
 }
 
 impl<T> Future for Relay<'_, T> {
@@ -336,8 +346,13 @@ impl<T> Future for Relay<'_, T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if this.fused.is_some() {
-            let fired = this.caller.as_mut().poll(cx).is_ready() || this.wrapper.as_mut().poll(cx).is_ready();
+            // The caller is polled first: when both fired since the last poll, the caller's reason wins.
+            let caller = this.caller.as_mut().poll(cx).is_ready();
+            let fired = caller || this.wrapper.as_mut().poll(cx).is_ready();
             if fired {
+                if !caller {
+                    this.replacement_first.store(true, Ordering::SeqCst);
+                }
                 if let Some(fused) = this.fused.take() {
                     fused.cancel();
                 }

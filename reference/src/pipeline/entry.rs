@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::definition::FinalizeContentFn;
-use crate::execution::{ExecutionToken, ToolExecution, ToolExecutionInput};
+use crate::execution::{AbortReasons, ExecutionToken, ToolExecution, ToolExecutionInput};
 use crate::registry::Registry;
 use crate::value::js_property_order;
 
@@ -44,8 +44,9 @@ pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be lossl
 
 /// Materialize the execution, reading the visible definition and the effective mode from `registry`. The
 /// input's `root_call_id` is the root of a nested call's tree (the `run_code` bridge passes its own root);
-/// absent, the call is its own root.
-pub(crate) fn create(registry: &Registry, input: ToolExecutionInput) -> Call {
+/// absent, the call is its own root. `reasons` are the runtime's attached abort reasons, which the execution
+/// reads its caller's reason from.
+pub(crate) fn create(registry: &Registry, reasons: &Arc<AbortReasons>, input: ToolExecutionInput) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent, root_call_id } = input;
     let (visible, collapsed) = registry.entry_view(&name, agent.as_ref(), parent.is_some());
     // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
@@ -74,6 +75,7 @@ pub(crate) fn create(registry: &Registry, input: ToolExecutionInput) -> Call {
         agent,
         parent,
         concluded: Arc::default(),
+        reasons: Arc::clone(reasons),
     });
     Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed, collapse }
 }

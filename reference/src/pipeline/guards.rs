@@ -1,18 +1,20 @@
-//! Monotonic guards, read live when the stage runs: global guards, then the agent scope chain's (farthest
+//! Monotonic guards, read live as the stage runs (a guard an earlier guard registered runs in the same
+//! pass; see the registry's live iteration): global guards, then the agent scope chain's (farthest
 //! first), each in registration order; the first reason wins. A guard that throws (a fallible guard's
 //! `Err`, or a panic) ends the stage with that failure, final.
 //!
-//! Spec: PIPE-005..PIPE-008, PIPE-010, SCOPE-014.
+//! Spec: PIPE-005..PIPE-008, PIPE-010, PIPE-023, SCOPE-014.
 
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
-use crate::registry::Registry;
+use crate::registry::{GuardPass, Registry};
 
 use crate::callback::contain;
 
 /// The first denial reason among the guards `registry` holds for the call's agent, if any.
 pub(crate) fn reason(registry: &Registry, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
-    for guard in registry.guards_for(exec.agent.as_ref()) {
+    let mut pass = GuardPass::default();
+    while let Some(guard) = registry.next_guard(exec.agent.as_ref(), &mut pass) {
         match contain(|| guard(exec)) {
             Ok(Ok(Some(reason))) => return Ok(Some(reason)),
             Ok(Ok(None)) => {}

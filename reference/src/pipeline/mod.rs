@@ -75,7 +75,7 @@ pub(crate) struct Pipeline {
     pub(crate) observers: Arc<HookList<ResultObserver>>,
     pub(crate) logs: Arc<HookList<LogSink>>,
     pub(crate) approval: Arc<Slot<Arc<dyn ApprovalSeam>>>,
-    pub(crate) abort_reasons: AbortReasons,
+    pub(crate) abort_reasons: Arc<AbortReasons>,
 }
 
 impl Pipeline {
@@ -89,7 +89,7 @@ impl Pipeline {
             observers: HookList::new(),
             logs: HookList::new(),
             approval: Slot::new(),
-            abort_reasons: AbortReasons::default(),
+            abort_reasons: Arc::default(),
         }
     }
 
@@ -105,7 +105,7 @@ impl Pipeline {
 
     /// Stage 1: materialize the execution.
     pub(crate) fn enter(&self, input: ToolExecutionInput) -> entry::Call {
-        entry::create(&self.registry, input)
+        entry::create(&self.registry, &self.abort_reasons, input)
     }
 
     /// Stages 2-3: pre-execute (with approval) and guards.

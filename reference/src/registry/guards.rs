@@ -1,8 +1,17 @@
 //! Guards in the registry layers: adding a monotonic or fallible guard to the global layer or an agent
-//! scope's (the guard handle removes it, and an emptied scope layer with it), and the live guard list a
-//! call must pass — global first, then the scope chain farthest first, each in registration order.
+//! scope's (the guard handle removes it, and an emptied scope layer with it), and the live guard pass a
+//! call makes — global first, then the scope chain farthest first, each in registration order.
 //!
-//! Spec: PIPE-007, SCOPE-014, SCOPE-016, SCOPE-021.
+//! # Live iteration
+//! The pass re-reads the layers before each guard, as upstream iterates its live entry tables: a guard
+//! registered (in a layer not yet passed, or later in the current one) by an earlier guard runs in the
+//! same pass, and a disposed guard not yet reached does not. A layer's table has generations: when its
+//! last guard is disposed, a guard registered afterwards starts a new generation, which a pass already
+//! walking that layer does not see (upstream replaces an emptied table with a fresh one, and the
+//! iterator keeps the old). The scope chain's layers are the ones that exist when the pass leaves the
+//! global layer.
+//!
+//! Spec: PIPE-007, PIPE-023, SCOPE-014, SCOPE-016, SCOPE-021.
 
 use std::sync::Arc;
 
@@ -18,15 +27,20 @@ impl Registry {
 
     /// Add a guard that may throw to a layer.
     pub(crate) fn add_fallible_guard(self: &Arc<Self>, scope: Option<&ScopeKey>, guard: FallibleGuardFn) -> HookGuard {
-        let id = next_id();
-        {
+        // Minted under the lock, so each table's ids grow in push order (the live pass relies on it).
+        let id = {
             let mut layers = self.write();
+            let id = next_id();
             let layer = match scope {
                 None => &mut layers.global,
                 Some(key) => layers.scoped.entry(key.clone()).or_default(),
             };
+            if layer.guards.is_empty() {
+                layer.guard_generation = next_id();
+            }
             layer.guards.push((id, guard));
-        }
+            id
+        };
         let weak = Arc::downgrade(self);
         let scope = scope.cloned();
         HookGuard::new(move || {
@@ -45,18 +59,61 @@ impl Registry {
         })
     }
 
-    /// The live guards a call of `agent` must pass: global first, then the scope chain farthest first.
-    pub(crate) fn guards_for(&self, agent: Option<&ScopeKey>) -> Vec<FallibleGuardFn> {
+    /// The next guard of a live pass for a call of `agent` (see the module's # Live iteration), or `None`
+    /// when the pass is over. The registry lock is released before the guard runs.
+    pub(crate) fn next_guard(&self, agent: Option<&ScopeKey>, pass: &mut GuardPass) -> Option<FallibleGuardFn> {
         let layers = self.read();
-        let mut out: Vec<FallibleGuardFn> = layers.global.guards.iter().map(|(_, g)| Arc::clone(g)).collect();
-        if let Some(agent) = agent {
-            let chain: Vec<&ScopeKey> = agent.chain().collect();
-            for key in chain.into_iter().rev() {
-                if let Some(layer) = layers.scoped.get(key) {
-                    out.extend(layer.guards.iter().map(|(_, g)| Arc::clone(g)));
+        loop {
+            let layer = match pass.layer {
+                0 => Some(&layers.global),
+                n => {
+                    let chain = pass.chain.get_or_insert_with(|| {
+                        // Farthest ancestor first; only the layers that exist now.
+                        let mut keys: Vec<ScopeKey> = agent
+                            .map(|a| a.chain().filter(|k| layers.scoped.contains_key(*k)).cloned().collect())
+                            .unwrap_or_default();
+                        keys.reverse();
+                        keys
+                    });
+                    let key = chain.get(n - 1)?;
+                    layers.scoped.get(key)
                 }
+            };
+            let Some(layer) = layer else {
+                pass.enter_next_layer();
+                continue;
+            };
+            match pass.generation {
+                None => pass.generation = Some(layer.guard_generation),
+                Some(generation) if generation != layer.guard_generation => {
+                    pass.enter_next_layer();
+                    continue;
+                }
+                Some(_) => {}
             }
+            if let Some((id, guard)) = layer.guards.iter().find(|(id, _)| *id > pass.after) {
+                pass.after = *id;
+                return Some(Arc::clone(guard));
+            }
+            pass.enter_next_layer();
         }
-        out
+    }
+}
+
+/// Where a live guard pass stands: the layer it walks (0 global, then the chain's), that layer's table
+/// generation, and the id of the last guard it ran there.
+#[derive(Debug, Default)]
+pub(crate) struct GuardPass {
+    layer: usize,
+    generation: Option<u64>,
+    after: u64,
+    chain: Option<Vec<ScopeKey>>,
+}
+
+impl GuardPass {
+    fn enter_next_layer(&mut self) {
+        self.layer += 1;
+        self.generation = None;
+        self.after = 0;
     }
 }

@@ -24,6 +24,9 @@ pub(crate) struct Layer {
     /// Registration order: id -> name (ids grow monotonically).
     pub(crate) order: BTreeMap<u64, Arc<str>>,
     pub(crate) guards: Vec<(u64, FallibleGuardFn)>,
+    /// The generation of `guards`: fresh (a new id) whenever a guard joins an empty list, so a live guard
+    /// pass that started on the old generation stops there (upstream's emptied entry table is replaced).
+    pub(crate) guard_generation: u64,
     /// Restriction masks over inherited tools; they intersect.
     pub(crate) restrictions: Vec<(u64, Arc<ToolFilter>)>,
     /// This scope's `presentAs` declaration and the id of the guard that made it (CODE-003, CODE-004).

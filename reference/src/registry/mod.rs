@@ -12,6 +12,7 @@
 
 mod compile;
 mod guards;
+pub(crate) use self::guards::GuardPass;
 mod layer;
 mod presentation;
 mod registration;
@@ -198,12 +199,15 @@ impl Registry {
         removed
     }
 
-    pub(crate) fn unregister(&self, scope: Option<&ScopeKey>, name: &str, id: u64) {
+    /// Remove exactly the entry `id` and announce it; `Err` is what a throwing `tools/change` listener
+    /// threw (the entry stays removed, as upstream's undo runs before its notification, REG-025).
+    pub(crate) fn unregister(&self, scope: Option<&ScopeKey>, name: &str, id: u64) -> Result<(), String> {
         let removed = self.take_entry(scope, name, id);
         if removed.is_some() {
             drop(removed);
-            let _ = self.notify_change();
+            return self.notify_change();
         }
+        Ok(())
     }
 
 }
@@ -234,7 +238,7 @@ mod tests {
         let second = registry.register(def("a"), None);
         assert!(second.is_ok());
         // A stale handle for the same name must not remove the newer registration.
-        registry.unregister(None, "a", 0);
+        let _ = registry.unregister(None, "a", 0);
         assert!(registry.resolve("a", None).is_some());
         if let Ok(handle) = second {
             handle.dispose();
@@ -301,7 +305,7 @@ mod tests {
         let _guard = registry.add_guard(None, Arc::new(|_| None));
         assert_eq!(count.load(Ordering::SeqCst), 1);
         drop(first);
-        registry.unregister(None, "a", 0);
+        let _ = registry.unregister(None, "a", 0);
         assert_eq!(count.load(Ordering::SeqCst), 2);
         let scope = ScopeKey::new("agent");
         let _x = registry.register(def("x"), Some(&scope));

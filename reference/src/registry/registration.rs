@@ -1,6 +1,6 @@
 //! [`Registration`]: the RAII handle of one registered tool.
 //!
-//! Spec: REG-001, REG-012, REG-013.
+//! Spec: REG-001, REG-012, REG-013, REG-025.
 
 use std::sync::{Arc, Weak};
 
@@ -26,7 +26,14 @@ impl Registration {
 
     /// Unregister now.
     pub fn dispose(mut self) {
-        self.release();
+        let _ = self.release();
+    }
+
+    /// Unregister now, reporting what a throwing `tools/change` listener threw while the removal was
+    /// announced (upstream's disposer throws it). The tool is removed either way, and the name can be
+    /// registered again.
+    pub fn try_dispose(mut self) -> Result<(), String> {
+        self.release()
     }
 
     /// Keep the tool registered for the rest of the runtime's life.
@@ -34,19 +41,20 @@ impl Registration {
         self.active = false;
     }
 
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         if !std::mem::take(&mut self.active) {
-            return;
+            return Ok(());
         }
-        if let Some(registry) = self.registry.upgrade() {
-            registry.unregister(self.scope.as_ref(), &self.name, self.id);
+        match self.registry.upgrade() {
+            Some(registry) => registry.unregister(self.scope.as_ref(), &self.name, self.id),
+            None => Ok(()),
         }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.release();
+        let _ = self.release();
     }
 }
 

@@ -33,15 +33,34 @@ use super::shared::{CallTask, Shared};
 
 /// Something that keeps a registration alive; dropping it disposes it.
 enum Guard {
-    Tool(#[allow(dead_code)] Registration),
-    Hook(#[allow(dead_code)] HookGuard),
-    Plugin(#[allow(dead_code)] Box<dsh_codemode::Codemode>),
+    Tool(Registration),
+    Hook(HookGuard),
+    Plugin(Box<dsh_codemode::Codemode>),
 }
 
 /// A guard and the agent it was registered through.
 struct Held {
     agent: Option<String>,
+    /// The fixture plugin it was registered through (`disposePlugin` drops it).
+    plugin: Option<String>,
     _guard: Guard,
+}
+
+impl Held {
+    /// Dispose now; `Err` is what a tool's removal announcement threw (REG-025).
+    fn dispose(self) -> Result<(), String> {
+        match self._guard {
+            Guard::Tool(registration) => registration.try_dispose(),
+            Guard::Hook(hook) => {
+                hook.dispose();
+                Ok(())
+            }
+            Guard::Plugin(plugin) => {
+                drop(plugin);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What a registration threw: a JsonSchemaError also carries its code and violations (SCHEMA-026).
@@ -69,6 +88,8 @@ struct State {
     own: Vec<HookGuard>,
     /// Handles disposed already: disposing one again calls the same (now no-op) disposer again.
     disposed: std::collections::HashSet<String>,
+    /// Fixture plugins disposed already (a plugin's fiber does not restart).
+    disposed_plugins: std::collections::HashSet<String>,
 }
 
 /// The runtime of one session.
@@ -249,9 +270,33 @@ impl Engine {
         Ok(())
     }
 
+    /// Disposes a fixture plugin: every registration made through it goes, as disposing a plain plugin
+    /// fiber does upstream (one `tools/change` per tool). The Rust API has no fibers: a plugin's
+    /// registrations are its `Registration` handles, dropped together.
+    fn dispose_plugin(&self, name: &str) -> Result<(), Failure> {
+        let dropped = {
+            let mut state = self.state();
+            if !state.disposed_plugins.insert(name.to_owned()) {
+                return Err(Failure::new(INVALID_STATE, format!("plugin {name:?} is already disposed")));
+            }
+            let mine = |h: &Held| h.plugin.as_deref() == Some(name);
+            let keys: Vec<String> = state.handles.iter().filter(|(_, h)| mine(h)).map(|(k, _)| k.clone()).collect();
+            for key in &keys {
+                state.disposed.insert(key.clone());
+            }
+            let mut dropped: Vec<Held> = keys.iter().filter_map(|k| state.handles.remove(k)).collect();
+            let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut state.orphans).into_iter().partition(mine);
+            state.orphans = kept;
+            dropped.extend(gone);
+            dropped
+        };
+        drop(dropped);
+        Ok(())
+    }
+
     /// Keeps a listener's guard under `alias`, else under the listener's id.
     fn hold_hook(&self, id: &str, alias: Option<&str>, agent: Option<&String>, guard: HookGuard) {
-        self.hold(alias.unwrap_or(id).to_owned(), Held { agent: agent.cloned(), _guard: Guard::Hook(guard) });
+        self.hold(alias.unwrap_or(id).to_owned(), Held { agent: agent.cloned(), plugin: None, _guard: Guard::Hook(guard) });
     }
 
     fn hold(&self, handle: String, held: Held) {
@@ -266,6 +311,14 @@ impl Engine {
     /// threw (`message`, `name`).
     fn register(&self, handle: &str, alias: Option<&str>) -> Result<Result<(), Threw>, Failure> {
         let fixture = self.fixtures.get(handle).ok_or_else(|| Failure::unknown("tool fixture", handle))?;
+        if let Some(plugin) = &fixture.plugin {
+            if fixture.agent.is_some() {
+                return Err(Failure::params(format!("tool fixture {handle:?}: `plugin` and `agent` exclude each other")));
+            }
+            if self.state().disposed_plugins.contains(plugin) {
+                return Err(Failure::new(INVALID_STATE, format!("plugin {plugin:?} is disposed")));
+            }
+        }
         let scope = self.registering_scope(fixture.agent.as_deref())?;
         let definition = tool::definition(fixture, &self.shared)?;
         if let Some(r) = tool::define_tool_rejection(fixture) {
@@ -274,7 +327,7 @@ impl Engine {
         }
         match self.runtime.register(definition, scope.as_ref()) {
             Ok(registration) => {
-                let held = Held { agent: fixture.agent.clone(), _guard: Guard::Tool(registration) };
+                let held = Held { agent: fixture.agent.clone(), plugin: fixture.plugin.clone(), _guard: Guard::Tool(registration) };
                 self.hold(alias.unwrap_or(handle).to_owned(), held);
                 Ok(Ok(()))
             }

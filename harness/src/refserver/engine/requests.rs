@@ -1,13 +1,18 @@
 //! The registry requests a session's engine serves (`conformance/PROTOCOL.md` § Methods): registration,
 //! hooks, scopes, disposal by handle, lookups, `executionMode`, restriction and presentation, prompt
-//! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`.
+//! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`. Also what running code asks
+//! of the engine (`Host`: the `addHook` and `dispose` instructions).
 
 use dsh_tools::{ExecutionMode, HookGuard, ToolExecutionInput, ToolFilter, ToolMode};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use dsh_conformance::listener::Listener;
+use dsh_conformance::scenario::AddHook;
+
 use super::{Engine, Guard, Held};
 use crate::refserver::deep;
+use crate::refserver::shared::Host;
 use crate::refserver::rpc::{Failure, Params};
 
 impl Engine {
@@ -22,6 +27,7 @@ impl Engine {
                 .and_then(|(a, parent)| self.open_agent(a, parent))
                 .map(|()| json!({})),
             "scope/drop" => params.str("agent").and_then(|a| self.drop_agent(a)).map(|()| json!({})),
+            "plugin/dispose" => params.str("plugin").and_then(|p| self.dispose_plugin(p)).map(|()| json!({})),
             "handle/dispose" => self.dispose(params),
             "tools/get" => self.get(params),
             "tools/schemas" => self.schemas(params),
@@ -102,7 +108,7 @@ impl Engine {
     ) -> Result<Value, Failure> {
         let outcome = match outcome {
             Ok(guard) => {
-                let held = Held { agent: agent.map(str::to_owned), _guard: Guard::Hook(guard) };
+                let held = Held { agent: agent.map(str::to_owned), plugin: None, _guard: Guard::Hook(guard) };
                 match alias {
                     Some(alias) => self.hold(alias.to_owned(), held),
                     None => self.state().orphans.push(held),
@@ -114,8 +120,17 @@ impl Engine {
         Ok(json!({ "outcome": outcome }))
     }
 
+    /// `handle/dispose`: the outcome is what disposing threw (a tool's `tools/change` announcement).
     fn dispose(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let handle = params.str("handle")?;
+        let outcome = match self.dispose_handle(params.str("handle")?)? {
+            Ok(()) => json!({ "ok": true }),
+            Err(message) => json!({ "threw": { "message": message, "name": "Error" } }),
+        };
+        Ok(json!({ "outcome": outcome }))
+    }
+
+    /// Disposes what `handle` holds; the inner error is what a tool's disposal announcement threw.
+    fn dispose_handle(&self, handle: &str) -> Result<Result<(), String>, Failure> {
         let held = {
             let mut state = self.state();
             match state.handles.remove(handle) {
@@ -124,12 +139,11 @@ impl Engine {
                     held
                 }
                 // A handle stays valid: its disposer ran already, and running it again changes nothing.
-                None if state.disposed.contains(handle) => return Ok(json!({})),
+                None if state.disposed.contains(handle) => return Ok(Ok(())),
                 None => return Err(Failure::unknown("handle", handle)),
             }
         };
-        drop(held);
-        Ok(json!({}))
+        Ok(held.dispose())
     }
 
     fn get(&self, params: Params<'_>) -> Result<Value, Failure> {
@@ -186,5 +200,27 @@ fn sdk_render(params: Params<'_>) -> Result<Value, Failure> {
             Ok(json!({ "outcome": { "ok": true }, "text": text }))
         }
         Err(e) => Ok(json!({ "outcome": { "threw": { "message": e.to_string(), "name": "TypeError" } } })),
+    }
+}
+
+/// Running code's registrations (the `addHook` and `dispose` instructions, PIPE-023): the same as the
+/// steps, made from inside a listener or a body while the pipeline runs.
+impl Host for Engine {
+    fn add_hook(&self, hook: &Value) -> Result<(), String> {
+        let hook: AddHook = serde_json::from_value(hook.clone()).map_err(|e| format!("addHook: {e}"))?;
+        let alias = hook.as_.as_deref();
+        let added = match &hook.listener {
+            Listener::PreExecute(l) => self.add_pre_execute(l, alias),
+            Listener::Guards(l) => self.add_guard(l, alias),
+            Listener::Execute(l) => self.add_execute(l, alias),
+            Listener::PostExecute(l) => self.add_post_execute(l, alias),
+            Listener::Results(l) => self.add_results(l, alias),
+            Listener::Changes(l) => self.add_changes(l, alias),
+        };
+        added.map_err(|failure| failure.message)
+    }
+
+    fn dispose(&self, handle: &str) -> Result<(), String> {
+        self.dispose_handle(handle).map_err(|failure| failure.message)?
     }
 }
