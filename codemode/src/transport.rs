@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use dsh_tools::code::flavor::{output_spec, parameter_spec, resolve_flavor};
 use dsh_tools::code::render::{NO_OUTPUT, render_output};
 use dsh_tools::code::{
-    BindingFn, CODE_RUN_FAILED_NAME, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, DEFAULT_ABORT_REASON, RunSignal,
+    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, DEFAULT_ABORT_REASON, RunSignal,
 };
-use dsh_tools::{ErrorCode, OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolFailure, ToolRunContext};
+use dsh_tools::{OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolFailure, ToolRunContext};
 use serde_json::{Map, Value, json};
 
 use crate::rules::{CODE_RUN_NAME, NO_OUTPUT_TEXT, PTC_ID_MARKER};
@@ -84,7 +84,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     signal.abort("code run settled");
     match outcome {
         Err(misuse) => Err(ToolFailure::message(misuse.message)),
-        Ok(result) => completion(result),
+        Ok(result) => result.into_transport_value(),
     }
 }
 
@@ -114,21 +114,3 @@ fn binding(name: String, runtime: &dsh_tools::ToolRuntime, ctx: &ToolRunContext,
     })
 }
 
-/// A resolved run as the transport's value `{ logs, result? }` or its `CodeRunFailedError`.
-fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
-    let CodeRunResult { logs, value, error } = result;
-    if let Some(error) = error {
-        let captured = if logs.is_empty() { String::new() } else { format!("\nCaptured output:\n{}", logs.join("\n")) };
-        return Err(ToolFailure::harness(
-            format!("code run failed ({}): {}{captured}", error.kind, error.message),
-            CODE_RUN_FAILED_NAME,
-            ErrorCode::CODE_RUN_FAILED,
-        ));
-    }
-    let mut out = Map::new();
-    out.insert("logs".into(), Value::Array(logs.into_iter().map(Value::String).collect()));
-    if let Some(value) = value {
-        out.insert("result".into(), value);
-    }
-    Ok(Value::Object(out))
-}

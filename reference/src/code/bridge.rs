@@ -157,6 +157,16 @@ pub(crate) async fn execute(
     }
 }
 
+impl CodeRunResult {
+    /// The value a code-running tool returns for this run: `{ logs, result? }`, or the run's failure as a
+    /// `CodeRunFailedError` (`code run failed (<kind>): <message>`, with the captured output after it).
+    /// `run_code` uses it; so can another transport built on a [`CodeRuntime`] (the dsh-codemode preset's
+    /// `code_run` does).
+    pub fn into_transport_value(self) -> Result<Value, ToolFailure> {
+        completion(self)
+    }
+}
+
 /// Map a resolved run to the transport's value or its `CodeRunFailedError`.
 fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
     let CodeRunResult { logs, value, error } = result;
