@@ -5,7 +5,7 @@
 //! per scope; the nearest scope on a caller's chain wins, then the global one; with none the native
 //! executor applies, which is exactly profile dsh-tools-0.1's behaviour.
 //!
-//! This module holds the trait, the delegate handle and the table ([`ExecutorTable`]); the facade
+//! This module holds the trait, the delegate handle and the table (`ExecutorTable`); the facade
 //! (`runtime.rs`) routes `execute` through it and the prompt contribution (`contribution.rs`) asks it for
 //! the request surface. It knows nothing of the pipeline: the delegate is a closure the facade supplies.
 //!
