@@ -36,7 +36,7 @@ export function compileTool(fixture) {
     const render = output.render;
     if (render !== 'text' && render !== 'json') {
       const key = soleKey(render, `tool "${fixture.name}" output.render`);
-      if (!['content', 'throw', 'invalid', 'missing'].includes(key)) throw new AdapterError(`tool "${fixture.name}": unknown render "${key}"`);
+      if (!['content', 'throw', 'invalid', 'missing', 'fromArguments'].includes(key)) throw new AdapterError(`tool "${fixture.name}": unknown render "${key}"`);
     }
     if (output.presentationMeta !== undefined) {
       const key = soleKey(output.presentationMeta, `tool "${fixture.name}" output.presentationMeta`);
@@ -83,6 +83,7 @@ export function buildDefinition(session, fixture) {
       case 'content': output.render = () => render.content; break;
       case 'throw': output.render = () => { throw makeError(render.throw); }; break;
       case 'invalid': output.render = () => 42; break;
+      case 'fromArguments': output.render = (args) => [{ type: 'text', text: stringify(args) }]; break;
       case 'missing': break;
     }
     if (o.presentationMeta !== undefined) {

@@ -267,6 +267,9 @@ pub enum Render {
     Invalid(True),
     /// `{ missing: true }`: an output object without a render function.
     Missing(True),
+    /// `{ fromArguments: true }`: one text part, the compact JSON of the argument snapshot render receives
+    /// (OUT-005: render is called with the call's arguments, not the value only).
+    FromArguments(True),
 }
 
 /// `output.presentationMeta`.
