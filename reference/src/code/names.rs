@@ -3,7 +3,7 @@
 //! the reserved error members, the reserved words of ECMAScript ∪ Python, and upstream `validateBindings`
 //! over them. Each backend prefixes the message with its own package name.
 //!
-//! Spec: RUN-004, RUN-005 (bindings and their error class).
+//! Spec: RUN-004, RUN-005 (bindings and their error class), RUN-038 (names that need quoting).
 
 use std::collections::HashSet;
 

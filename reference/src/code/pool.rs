@@ -9,7 +9,7 @@
 //! over (its signal aborted) queued submissions are abandoned; the pool finishes when the run settled
 //! and every started sub-call committed.
 //!
-//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, CODE-001, CODE-008, MODE-001.
+//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, CODE-001, CODE-008, MODE-001.
 
 use std::collections::VecDeque;
 

@@ -9,7 +9,7 @@
 //! The registry sees it as a [`ReservedTransport`] (the registry sits below this layer and never imports
 //! it); the runtime facade also reads it directly for the flavor error of a schema read.
 //!
-//! Spec: RUN-001, RUN-033, RUN-036, CODE-006, CODE-009, MODE-005.
+//! Spec: RUN-001, RUN-033, RUN-036, CODE-006, CODE-009, MODE-005, RUN-043.
 
 use std::sync::{Arc, Mutex};
 

@@ -4,7 +4,7 @@
 //! decided here (upstream `createExecution`): a collapsed call never reaches policy. Its finalizer is
 //! dropped unless the caller had already cancelled, as upstream's `finalizerFor` does.
 //!
-//! Spec: ARG-001, ARG-002, ARG-003, ARG-017, PIPE-019, UNK-011, CODE-006, CODE-007, FIN-004.
+//! Spec: ARG-001, ARG-002, ARG-003, ARG-017, PIPE-019, UNK-011, CODE-006, CODE-007, CODE-014, FIN-004.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! sections, tool providers and `system-prompt/assemble` listeners in registration order; an assembly
 //! reads the global layer, then the scope chain farthest first.
 //!
-//! Spec: PROMPT-001.
+//! Spec: PROMPT-001, PROMPT-018.
 
 use std::collections::HashMap;
 

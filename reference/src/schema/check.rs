@@ -7,7 +7,7 @@
 //! Also the object-root assertion callers that need structured objects apply (upstream
 //! `assertObjectJsonSchema`).
 //!
-//! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031, SCHEMA-034.
+//! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031, SCHEMA-033, SCHEMA-034.
 
 use serde_json::{Map, Value};
 

@@ -6,7 +6,7 @@
 //!
 //! Runs as a task graph over an explicit stack and assembles the output bottom-up, never recursing.
 //!
-//! Spec: ARG-004, ARG-015, REG-007, SCHEMA-001..SCHEMA-003, SCHEMA-005..SCHEMA-007, SCHEMA-010, SCHEMA-013..SCHEMA-016, SCHEMA-031.
+//! Spec: ARG-004, ARG-015, REG-007, SCHEMA-001..SCHEMA-003, SCHEMA-005..SCHEMA-007, SCHEMA-010, SCHEMA-013..SCHEMA-016, SCHEMA-031, SCHEMA-033.
 
 use serde_json::Value;
 

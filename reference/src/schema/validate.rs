@@ -7,7 +7,7 @@
 //! large value does no keyword string matching; both passes use explicit stacks, never recursion, so
 //! 100,000-level values and schemas are fine.
 //!
-//! Spec: ARG-009..ARG-014, OUT-003, SCHEMA-004, SCHEMA-008, SCHEMA-009, SCHEMA-011, SCHEMA-018, SCHEMA-027..SCHEMA-031.
+//! Spec: ARG-009..ARG-014, OUT-003, SCHEMA-004, SCHEMA-008, SCHEMA-009, SCHEMA-011, SCHEMA-018, SCHEMA-027..SCHEMA-031, SCHEMA-033.
 
 use serde_json::{Map, Value};
 
