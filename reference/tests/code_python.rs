@@ -58,7 +58,7 @@ fn standard_tools() -> CodeBindingNamespace {
 }
 
 async fn run_with(rt: &PythonRuntime, program: &str, bindings: Vec<CodeBindingNamespace>, signal: RunSignal) -> CodeRunResult {
-    rt.run(CodeRunRequest { program: program.to_owned(), bindings, signal }).await.unwrap()
+    rt.run(CodeRunRequest { program: program.to_owned(), bindings, signal, state_owner: None }).await.unwrap()
 }
 
 async fn run(program: &str) -> CodeRunResult {
@@ -346,7 +346,7 @@ async fn disposal_aborts_runs_and_refuses_new_ones() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     rt.dispose();
     assert_eq!(error_of(&run.await.unwrap()), (CodeRunErrorKind::Abort, "runtime disposed"));
-    let refused = rt.run(CodeRunRequest { program: String::new(), bindings: vec![], signal: RunSignal::new() }).await;
+    let refused = rt.run(CodeRunRequest { program: String::new(), bindings: vec![], signal: RunSignal::new(), state_owner: None }).await;
     assert_eq!(refused.unwrap_err().message, "dsh-code-runtime-python: run() after disposal");
 }
 

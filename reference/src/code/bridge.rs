@@ -131,6 +131,7 @@ pub(crate) async fn execute(
             }),
         }],
         signal: run_signal.clone(),
+        state_owner: None,
     };
     let run = match crate::callback::contain(|| runtime.run(request)) {
         Ok(run) => run,

@@ -99,8 +99,9 @@ impl RunSignal {
     }
 }
 
-/// Upstream `CodeRunRequest`: one program, its bindings and its abort signal.
-#[derive(Clone, Debug)]
+/// Upstream `CodeRunRequest`: one program, its bindings and its abort signal, and (seed 002's
+/// `stateOwner`) who owns the environment it runs in.
+#[derive(Clone, Debug, Default)]
 pub struct CodeRunRequest {
     /// The program text as the model wrote it (the body of an async function).
     pub program: String,
@@ -108,7 +109,64 @@ pub struct CodeRunRequest {
     pub bindings: Vec<CodeBindingNamespace>,
     /// Aborting it ends the run with an `abort` failure whose message is `String(reason)`.
     pub signal: RunSignal,
+    /// The owner of the environment to run in. A runtime in
+    /// [`CodeExecutionMode::PersistentInMemory`] keeps one environment per owner across runs (until
+    /// [`CodeRuntime::release`]); a per-call runtime, or a request without an owner, runs fresh and ignores
+    /// it.
+    pub state_owner: Option<StateOwner>,
 }
+
+/// How a runtime treats program state between runs (seed 002: `executionMode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CodeExecutionMode {
+    /// Every run starts in a fresh environment (the default, and upstream's only mode).
+    #[default]
+    PerCall,
+    /// Runs that name the same [`StateOwner`] share one resident environment: what a program declares at
+    /// its top level (variables, functions, classes, imports) and what it puts on the global object are
+    /// there for the owner's next run. The environment lives until [`CodeRuntime::release`] (or the
+    /// runtime is dropped), never expiring on idle time; a run that does not end with the program's own
+    /// completion (a timeout, an abort, an output overflow, a worker exit) discards it, and the owner's
+    /// next run starts fresh. Runs of one owner take turns; runs of different owners overlap freely.
+    PersistentInMemory,
+}
+
+impl CodeExecutionMode {
+    /// Seed 002's spelling: `per-call`, `persistent-in-memory`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::PerCall => "per-call",
+            Self::PersistentInMemory => "persistent-in-memory",
+        }
+    }
+}
+
+/// Who owns a persistent environment (seed 002's `stateOwner`): an opaque key the caller chooses, such as
+/// an (agent, provider) pair. Equal keys share one environment.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StateOwner(String);
+
+impl StateOwner {
+    /// The owner named `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StateOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The abort message of a run whose persistent environment was released while it ran.
+pub const ENVIRONMENT_RELEASED: &str = "environment released";
 
 /// Upstream's failure kinds (`CodeRunError.kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -228,6 +286,25 @@ pub trait CodeRuntime: Send + Sync + 'static {
 
     /// Run one program.
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>>;
+
+    /// How this runtime treats state between runs; [`CodeExecutionMode::PerCall`] unless it says otherwise.
+    fn execution_mode(&self) -> CodeExecutionMode {
+        CodeExecutionMode::PerCall
+    }
+
+    /// Release the persistent environment of `owner`: a run still in it ends as an `abort` with
+    /// [`ENVIRONMENT_RELEASED`], and the environment (its process, its engine) is gone before this returns
+    /// or, for a run in flight, as soon as that run has settled. Returns whether there was one; releasing
+    /// an owner twice, or one that never ran, does nothing. A per-call runtime has nothing to release.
+    fn release(&self, owner: &StateOwner) -> bool {
+        let _ = owner;
+        false
+    }
+
+    /// The owners whose persistent environments are alive now (busy or idle), sorted.
+    fn retained(&self) -> Vec<StateOwner> {
+        Vec::new()
+    }
 }
 
 impl fmt::Debug for dyn CodeRuntime {
@@ -241,6 +318,7 @@ pub mod render;
 pub(crate) mod bridge;
 mod dispatch_log;
 mod pool;
+pub(crate) mod retention;
 pub(crate) mod transport;
 
 pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};

@@ -8,7 +8,7 @@
 use super::*;
 
 fn request(bindings: Vec<crate::code::CodeBindingNamespace>) -> CodeRunRequest {
-    CodeRunRequest { program: String::new(), bindings, signal: crate::code::RunSignal::new() }
+    CodeRunRequest { program: String::new(), bindings, signal: crate::code::RunSignal::new(), state_owner: None }
 }
 
 fn namespace(global: &str, class: Option<(&str, &str)>) -> crate::code::CodeBindingNamespace {

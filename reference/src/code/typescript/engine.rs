@@ -34,7 +34,7 @@ use super::host::{Entry, Handles, Host, KeyWaker, Meter, Terminal, Wakeup};
 use super::ledger::Ledger;
 use super::lossless::{snapshot, Intrinsics};
 use super::{bindings, console, timers};
-use crate::code::{CodeBindingNamespace, CodeRunErrorKind, CodeRunResult, CodeRuntimeLimits, RunSignal};
+use crate::code::{CodeBindingNamespace, CodeRunErrorKind, CodeRunResult, CodeRuntimeLimits, RunSignal, ENVIRONMENT_RELEASED};
 use crate::value::js_number_string;
 
 /// The engine's own JavaScript stack limit (the run's thread is much larger).
@@ -102,6 +102,8 @@ pub(crate) struct RunSpec {
     pub(crate) signal: RunSignal,
     pub(crate) limits: CodeRuntimeLimits,
     pub(crate) dropped: CancellationToken,
+    /// The owner's release token, for a persistent run.
+    pub(crate) released: Option<CancellationToken>,
 }
 
 /// A counting allocator over Rust's: allocations past the cap fail and raise the OOM flag, which the
@@ -192,45 +194,69 @@ enum Outcome {
     WorkerError(String),
 }
 
-/// Run one program to its result. Blocking: call on the run's own thread.
-pub(crate) fn execute(spec: RunSpec) -> CodeRunResult {
-    let limits = spec.limits;
-    let oom = Arc::new(AtomicBool::new(false));
-    let meter = Arc::new(Meter::new(limits.compute_ms, limits.max_wall_ms, oom.clone(), spec.signal.clone(), spec.dropped.clone()));
-    let limit = usize::try_from(limits.max_heap_bytes).unwrap_or(usize::MAX);
-    let (ledger, outcome) = match Runtime::new_with_alloc(CountingAlloc { used: 0, limit, oom }) {
-        Err(error) => (Ledger::new(limits.max_output_bytes), Outcome::WorkerError(error.to_string())),
-        Ok(runtime) => {
-            runtime.set_max_stack_size(JS_STACK_BYTES);
-            let handler_meter = meter.clone();
-            runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));
-            let unhandled: Unhandled = Arc::default();
-            let tracked = unhandled.clone();
-            runtime.set_host_promise_rejection_tracker(Some(Box::new(move |_ctx, promise, reason, handled| {
-                let key = identity(&promise);
-                // The message is read before locking: reading it may run program code that rejects again.
-                let message = (!handled).then(|| rejection_message(&reason));
-                let mut list = tracked.lock().unwrap_or_else(|p| p.into_inner());
-                match message {
-                    None => list.retain(|(k, _)| *k != key),
-                    Some(message) => list.push((key, message)),
-                }
-            })));
-            let result = match Context::full(&runtime) {
-                Err(error) => (Ledger::new(limits.max_output_bytes), Outcome::WorkerError(error.to_string())),
-                Ok(context) => {
-                    let result = context.with(|ctx| run_in(&ctx, &spec, &meter, &unhandled));
-                    drop(context);
-                    result
-                }
-            };
-            drop(runtime);
-            result
-        }
-    };
-    // A limit can be crossed after the program settled but before the host saw it; upstream's host
-    // decides on whichever event it handles first, which here is the settled program.
-    finish(ledger, outcome, &spec.signal, &limits)
+/// A QuickJS runtime and context: made for one run (per-call), or kept across the runs of one owner
+/// (persistent, `repl.rs`). The heap cap covers the engine's whole life.
+pub(crate) struct Engine {
+    // Field order is drop order: the context before its runtime.
+    context: Context,
+    runtime: Runtime,
+    oom: Arc<AtomicBool>,
+    persistent: bool,
+}
+
+impl Engine {
+    /// A fresh engine under `limits`' heap cap; `Err` carries the engine's own message.
+    pub(crate) fn new(limits: &CodeRuntimeLimits, persistent: bool) -> Result<Self, String> {
+        let oom = Arc::new(AtomicBool::new(false));
+        let limit = usize::try_from(limits.max_heap_bytes).unwrap_or(usize::MAX);
+        let runtime = Runtime::new_with_alloc(CountingAlloc { used: 0, limit, oom: oom.clone() }).map_err(|e| e.to_string())?;
+        runtime.set_max_stack_size(JS_STACK_BYTES);
+        let context = Context::full(&runtime).map_err(|e| e.to_string())?;
+        Ok(Self { context, runtime, oom, persistent })
+    }
+
+    /// Run one program to its result. Blocking: call on the run's own thread. The flag says whether a
+    /// persistent engine may take the owner's next run: only after the program completed on its own.
+    pub(crate) fn run(&self, spec: &RunSpec) -> (CodeRunResult, bool) {
+        let limits = spec.limits;
+        let meter = Arc::new(Meter::new(
+            limits.compute_ms,
+            limits.max_wall_ms,
+            self.oom.clone(),
+            spec.signal.clone(),
+            spec.dropped.clone(),
+            spec.released.clone(),
+        ));
+        let handler_meter = meter.clone();
+        self.runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));
+        let unhandled: Unhandled = Arc::default();
+        let tracked = unhandled.clone();
+        self.runtime.set_host_promise_rejection_tracker(Some(Box::new(move |_ctx, promise, reason, handled| {
+            let key = identity(&promise);
+            // The message is read before locking: reading it may run program code that rejects again.
+            let message = (!handled).then(|| rejection_message(&reason));
+            let mut list = tracked.lock().unwrap_or_else(|p| p.into_inner());
+            match message {
+                None => list.retain(|(k, _)| *k != key),
+                Some(message) => list.push((key, message)),
+            }
+        })));
+        let (ledger, outcome, kept) = self.context.with(|ctx| run_in(&ctx, spec, &meter, &unhandled, self.persistent));
+        self.runtime.set_interrupt_handler(None);
+        self.runtime.set_host_promise_rejection_tracker(None);
+        let reusable = kept && !self.oom.load(Ordering::Relaxed) && !spec.signal.aborted();
+        // A limit can be crossed after the program settled but before the host saw it; upstream's host
+        // decides on whichever event it handles first, which here is the settled program.
+        (finish(ledger, outcome, &spec.signal, &limits), reusable)
+    }
+}
+
+/// Run one program in a fresh engine (per-call). Blocking: call on the run's own thread.
+pub(crate) fn execute(spec: &RunSpec) -> CodeRunResult {
+    match Engine::new(&spec.limits, false) {
+        Ok(engine) => engine.run(spec).0,
+        Err(message) => finish(Ledger::new(spec.limits.max_output_bytes), Outcome::WorkerError(message), &spec.signal, &spec.limits),
+    }
 }
 
 fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits) -> CodeRunResult {
@@ -261,24 +287,43 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
             Terminal::Abort => ledger.failure(CodeRunErrorKind::Abort, signal.reason()),
             Terminal::OutputLimit => ledger.limit(),
             Terminal::HeapCap => ledger.failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
-            Terminal::Dropped => ledger.failure(CodeRunErrorKind::Abort, "run dropped".to_owned()),
+            Terminal::Dropped | Terminal::Retired => ledger.failure(CodeRunErrorKind::Abort, "run dropped".to_owned()),
+            Terminal::Released => ledger.failure(CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()),
         },
     }
 }
 
-fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>, unhandled: &Unhandled) -> (Ledger, Outcome) {
+fn run_in<'js>(ctx: &Ctx<'js>, spec: &RunSpec, meter: &Arc<Meter>, unhandled: &Unhandled, persistent: bool) -> (Ledger, Outcome, bool) {
     let wakeup = Arc::new(Wakeup::new());
     let host = Rc::new(Host::new(meter.clone(), wakeup, Ledger::new(spec.limits.max_output_bytes)));
     // A panic in host code (a binding's constructor, say) must still reach `clear` below: engine values left
     // in the host at teardown would abort the process.
-    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| drive(ctx, &host, spec, unhandled)))
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| drive(ctx, &host, spec, unhandled, persistent)))
         .unwrap_or_else(|_| Outcome::WorkerError("the runtime's host code panicked".to_owned()));
+    let kept = persistent && keep(ctx, &host, &outcome);
     // Nothing the program started survives the run: pending calls and timers are dropped here, before
-    // the engine goes away and before the result is handed back.
+    // the engine goes away and before the result is handed back. A persistent run's host is retired
+    // first, so a binding or timer of this run that a later run calls starts nothing.
+    meter.terminate(Terminal::Retired);
     host.clear();
     let _ = ctx.catch();
     let ledger = host.ledger.replace(Ledger::new(0));
-    (ledger, outcome)
+    (ledger, outcome, kept)
+}
+
+/// After a persistent run whose program settled on its own: copy its top-level declarations onto the
+/// global object (`repl.rs`). Whether the engine may be kept.
+fn keep<'js>(ctx: &Ctx<'js>, host: &Host<'js>, outcome: &Outcome) -> bool {
+    if !matches!(outcome, Outcome::Completed(_) | Outcome::Threw(_) | Outcome::InvalidOutput) || host.meter.terminal().is_some() {
+        return false;
+    }
+    let keep = host.repl.borrow().as_ref().and_then(|slot| slot.get::<_, Function<'js>>("keep").ok());
+    let Some(keep) = keep else { return false };
+    let kept = host.meter.busy(|| keep.call::<_, ()>(()));
+    if kept.is_err() {
+        let _ = ctx.catch();
+    }
+    kept.is_ok() && host.meter.terminal().is_none()
 }
 
 /// Either the program's promise or how the run ended while starting it.
@@ -287,10 +332,13 @@ enum Started<'js> {
     Done(Outcome),
 }
 
-fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Started<'js> {
+fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, persistent: bool) -> Started<'js> {
     let setup = (|| -> rquickjs::Result<(Constructor<'js>, Vec<JsValue<'js>>, Vec<JsValue<'js>>)> {
         let intrinsics = Intrinsics::capture(ctx)?;
-        let body = format!("'use strict';\n{}", spec.code);
+        // A persistent run keeps its top-level declarations (`repl.rs`): the keep statement shares the
+        // strict-mode line, so the program's line numbers stay its own.
+        let keep = if persistent { super::repl::keep_statement(&super::repl::top_level_names(&spec.code)) } else { String::new() };
+        let body = format!("'use strict';{}{keep}\n{}", if keep.is_empty() { "" } else { " " }, spec.code);
         let prelude = console::load(ctx, host, &body)?;
         *host.handles.borrow_mut() =
             Some(Handles { intrinsics, error: prelude.error.clone(), describe: prelude.describe.clone() });
@@ -298,6 +346,19 @@ fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec) -> Started<'
         let (mut names, mut values) = bindings::install(ctx, host, &prelude.make_error_class, &spec.namespaces)?;
         names.push("console".to_owned());
         values.push(prelude.console);
+        if persistent {
+            // Globals, not parameters: a function kept from an earlier run finds this run's `tools`,
+            // error classes and console when it is called.
+            let globals = ctx.globals();
+            for (name, value) in names.drain(..).zip(values.drain(..)) {
+                globals.set(name, value)?;
+            }
+            let slot = rquickjs::Object::new(ctx.clone())?;
+            slot.set("global", globals)?;
+            *host.repl.borrow_mut() = Some(slot.clone());
+            names.push(super::repl::SLOT.to_owned());
+            values.push(slot.into_value());
+        }
         let async_function: Constructor<'js> = ctx.eval("(async function () {}).constructor")?;
         let mut parameters = Vec::with_capacity(names.len() + 1);
         for name in names {
@@ -363,15 +424,17 @@ fn describe<'js>(ctx: &Ctx<'js>, host: &Host<'js>, thrown: JsValue<'js>) -> Outc
     }
 }
 
-fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, unhandled: &Unhandled) -> Outcome {
+fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, unhandled: &Unhandled, persistent: bool) -> Outcome {
     let meter = host.meter.clone();
-    let promise = match meter.busy(|| start(ctx, host, spec)) {
+    let promise = match meter.busy(|| start(ctx, host, spec, persistent)) {
         Started::Running(promise) => promise,
         Started::Done(outcome) => return outcome,
     };
     let signal_waker = Waker::from(Arc::new(KeyWaker { key: SIGNAL_KEY, wakeup: host.wakeup.clone() }));
     let mut aborted: Pin<Box<WaitForCancellationFutureOwned>> = Box::pin(spec.signal.token().clone().cancelled_owned());
     let mut dropped: Pin<Box<WaitForCancellationFutureOwned>> = Box::pin(spec.dropped.clone().cancelled_owned());
+    let mut released: Option<Pin<Box<WaitForCancellationFutureOwned>>> =
+        spec.released.as_ref().map(|token| Box::pin(token.clone().cancelled_owned()));
     loop {
         // Promise jobs (the program's continuations), as busy time.
         meter.busy(|| {
@@ -403,6 +466,9 @@ fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, unhandled: &
         let mut watch = TaskContext::from_waker(&signal_waker);
         let _ = aborted.as_mut().poll(&mut watch);
         let _ = dropped.as_mut().poll(&mut watch);
+        if let Some(released) = released.as_mut() {
+            let _ = released.as_mut().poll(&mut watch);
+        }
         if meter.should_stop() {
             return Outcome::Ended(meter.terminal().unwrap_or(Terminal::Abort));
         }

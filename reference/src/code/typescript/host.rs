@@ -36,6 +36,11 @@ pub(crate) enum Terminal {
     HeapCap = 5,
     /// The caller dropped the run's future: nothing observes the outcome.
     Dropped = 6,
+    /// The persistent environment the run is in was released (CDM-040).
+    Released = 7,
+    /// A persistent run is over: its host takes no new work (a binding or timer of this run called from
+    /// a later one starts nothing).
+    Retired = 8,
 }
 
 impl Terminal {
@@ -47,6 +52,8 @@ impl Terminal {
             4 => Self::OutputLimit,
             5 => Self::HeapCap,
             6 => Self::Dropped,
+            7 => Self::Released,
+            8 => Self::Retired,
             _ => return None,
         })
     }
@@ -65,6 +72,7 @@ pub(crate) struct Meter {
     pub(crate) oom: Arc<AtomicBool>,
     signal: RunSignal,
     dropped: CancellationToken,
+    released: Option<CancellationToken>,
 }
 
 fn ms_to_duration(ms: f64) -> Duration {
@@ -72,7 +80,14 @@ fn ms_to_duration(ms: f64) -> Duration {
 }
 
 impl Meter {
-    pub(crate) fn new(compute_ms: f64, wall_ms: f64, oom: Arc<AtomicBool>, signal: RunSignal, dropped: CancellationToken) -> Self {
+    pub(crate) fn new(
+        compute_ms: f64,
+        wall_ms: f64,
+        oom: Arc<AtomicBool>,
+        signal: RunSignal,
+        dropped: CancellationToken,
+        released: Option<CancellationToken>,
+    ) -> Self {
         let budget = ms_to_duration(compute_ms);
         Self {
             start: Instant::now(),
@@ -84,6 +99,7 @@ impl Meter {
             oom,
             signal,
             dropped,
+            released,
         }
     }
 
@@ -160,6 +176,8 @@ impl Meter {
             self.terminate(Terminal::Abort);
         } else if self.dropped.is_cancelled() {
             self.terminate(Terminal::Dropped);
+        } else if self.released.as_ref().is_some_and(CancellationToken::is_cancelled) {
+            self.terminate(Terminal::Released);
         } else if self.start.elapsed() >= self.wall {
             self.terminate(Terminal::Wall);
         } else if u64::try_from(self.busy_time().as_nanos()).unwrap_or(u64::MAX) > self.budget_ns {
@@ -263,6 +281,8 @@ pub(crate) struct Host<'js> {
     /// capturing it: a JavaScript value held by a Rust closure is invisible to the engine's cycle collector,
     /// so a program linking the class back to the function would leak both past the runtime.
     pub(crate) classes: RefCell<Vec<Option<Constructor<'js>>>>,
+    /// A persistent run's slot object (`{ global, keep }`, see `repl.rs`).
+    pub(crate) repl: RefCell<Option<rquickjs::Object<'js>>>,
 }
 
 impl<'js> Host<'js> {
@@ -275,6 +295,7 @@ impl<'js> Host<'js> {
             next_key: Cell::new(1),
             handles: RefCell::new(None),
             classes: RefCell::new(Vec::new()),
+            repl: RefCell::new(None),
         }
     }
 
@@ -283,8 +304,13 @@ impl<'js> Host<'js> {
         self.meter.terminal().is_some()
     }
 
-    /// Queue an entry; it is polled on the loop's next turn.
+    /// Queue an entry; it is polled on the loop's next turn. Once the run has ended the entry is dropped
+    /// unstarted (key 0).
     pub(crate) fn insert(&self, entry: Entry<'js>) -> u64 {
+        if self.ended() {
+            drop(entry);
+            return 0;
+        }
         let key = self.next_key.get();
         self.next_key.set(key + 1);
         self.pending.borrow_mut().insert(key, entry);
@@ -299,5 +325,6 @@ impl<'js> Host<'js> {
         drop(pending);
         self.handles.borrow_mut().take();
         self.classes.borrow_mut().clear();
+        self.repl.borrow_mut().take();
     }
 }

@@ -20,7 +20,8 @@
 //! an empty `env`, no `getBuiltinModule`). Like upstream's worker, an unhandled rejection (or an error
 //! thrown by a timer callback) while the program runs ends the run as `worker-exit` with Node's text.
 //!
-//! Spec: RUN-003 (strip before running), RUN-033 (language `typescript`), RUN-034 (fresh state per run);
+//! Spec: RUN-003 (strip before running), RUN-033 (language `typescript`), RUN-034 (fresh state per run),
+//! CDM-036..CDM-041 (persistent environments, `repl.rs` and `code/retention.rs`);
 //! the other RUN rules per file.
 
 mod bindings;
@@ -30,11 +31,14 @@ mod host;
 mod ledger;
 mod lossless;
 mod pool;
+mod repl;
 mod strip;
 mod timers;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod persistent_tests;
 
 // Contributors — files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop,
 // limits), `host.rs` (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection
@@ -42,10 +46,14 @@ mod tests;
 // `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
 // Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
 
+use std::sync::Arc;
+
 use tokio_util::sync::CancellationToken;
 
+use crate::code::retention::Retained;
 use crate::code::{
-    CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse,
+    CodeExecutionMode, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse,
+    StateOwner, ENVIRONMENT_RELEASED,
 };
 use crate::callback::BoxFuture;
 use crate::value::js_number_string;
@@ -61,10 +69,31 @@ fn misuse(message: String) -> CodeRuntimeMisuse {
     CodeRuntimeMisuse { message: format!("{PREFIX}{message}") }
 }
 
-/// The TypeScript [`CodeRuntime`]: language `typescript`, one fresh QuickJS runtime per run.
-#[derive(Clone, Debug)]
+/// The TypeScript [`CodeRuntime`]: language `typescript`, one fresh QuickJS runtime per run — or, in
+/// [`CodeExecutionMode::PersistentInMemory`] ([`with_execution_mode`](Self::with_execution_mode)), one
+/// resident runtime per [`StateOwner`] whose globals and top-level declarations carry over between that
+/// owner's runs. Clones share their persistent environments; dropping the last clone releases them.
+#[derive(Clone)]
 pub struct TypeScriptRuntime {
     limits: CodeRuntimeLimits,
+    mode: CodeExecutionMode,
+    retained: Arc<Environments>,
+}
+
+/// The resident engines, released when the last clone of the runtime goes.
+#[derive(Default)]
+struct Environments(Retained<engine::Engine>);
+
+impl Drop for Environments {
+    fn drop(&mut self) {
+        self.0.release_all();
+    }
+}
+
+impl std::fmt::Debug for TypeScriptRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypeScriptRuntime").field("limits", &self.limits).field("mode", &self.mode).finish_non_exhaustive()
+    }
 }
 
 impl TypeScriptRuntime {
@@ -97,7 +126,20 @@ impl TypeScriptRuntime {
                 js_number_string(limits.max_wall_ms)
             )));
         }
-        Ok(Self { limits })
+        Ok(Self { limits, mode: CodeExecutionMode::PerCall, retained: Arc::default() })
+    }
+
+    /// The same runtime in `mode`. In [`CodeExecutionMode::PersistentInMemory`] a request naming a
+    /// [`StateOwner`] runs in that owner's resident engine: what the program declares at its top level
+    /// (`let`, `const`, `var`, `function`, `class`) and what it sets on `globalThis` is there for the
+    /// owner's next run, in which the namespaces, their error classes and `console` are globals rather
+    /// than parameters (so a kept function finds the current ones). The heap cap covers the engine's whole
+    /// life. A binding or timer function a later run calls through a value kept from an earlier run
+    /// belongs to that earlier run: it starts nothing, and its promise never settles.
+    #[must_use]
+    pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The limits every run gets.
@@ -120,14 +162,44 @@ impl Drop for DropGuard {
     }
 }
 
-/// Strip and execute on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding
-/// futures and timers use it).
-fn run_on_thread(request: CodeRunRequest, limits: CodeRuntimeLimits, dropped: CancellationToken) -> CodeRunResult {
+/// Strip and execute (on a run thread): in a fresh engine, or in the owner's resident one.
+fn run_on_thread(
+    request: CodeRunRequest,
+    limits: CodeRuntimeLimits,
+    dropped: CancellationToken,
+    resident: Option<Resident>,
+) -> (CodeRunResult, Option<engine::Engine>) {
     let code = match strip::strip_program(&request.program) {
         Ok(code) => code,
-        Err(message) => return ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Exception, message),
+        Err(message) => {
+            // Nothing ran: a resident engine stays as it was.
+            let kept = resident.and_then(|r| r.engine);
+            return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Exception, message), kept);
+        }
     };
-    engine::execute(engine::RunSpec { code, namespaces: request.bindings, signal: request.signal, limits, dropped })
+    let released = resident.as_ref().map(|r| r.released.clone());
+    let spec = engine::RunSpec { code, namespaces: request.bindings, signal: request.signal, limits, dropped, released };
+    let Some(resident) = resident else { return (engine::execute(&spec), None) };
+    let engine = match resident.engine {
+        Some(engine) => engine,
+        None => match engine::Engine::new(&limits, true) {
+            Ok(engine) => engine,
+            Err(message) => {
+                return (
+                    ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {message}")),
+                    None,
+                );
+            }
+        },
+    };
+    let (result, reusable) = engine.run(&spec);
+    (result, reusable.then_some(engine))
+}
+
+/// A persistent run's environment: the owner's engine (`None`: start one) and its release token.
+struct Resident {
+    engine: Option<engine::Engine>,
+    released: CancellationToken,
 }
 
 impl CodeRuntime for TypeScriptRuntime {
@@ -137,45 +209,83 @@ impl CodeRuntime for TypeScriptRuntime {
 
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
         let limits = self.limits;
+        let owner = request.state_owner.clone().filter(|_| self.mode == CodeExecutionMode::PersistentInMemory);
+        let retained = Arc::clone(&self.retained);
         Box::pin(async move {
             Self::validate(&request)?;
             if request.signal.aborted() {
                 let reason = request.signal.reason();
                 return Ok(ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Abort, reason));
             }
-            let dropped = CancellationToken::new();
-            let guard = DropGuard(dropped.clone());
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let handle = tokio::runtime::Handle::try_current().ok();
-            let spawned = pool::submit(Box::new(move || {
-                let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
-                let result = if handle.is_some() {
-                    run_on_thread(request, limits, dropped)
-                } else {
-                    // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
-                    match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
-                        Ok(rt) => {
-                            let inner = rt.enter();
-                            let result = run_on_thread(request, limits, dropped);
-                            drop(inner);
-                            result
-                        }
-                        Err(error) => ledger::Ledger::new(limits.max_output_bytes)
-                            .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
-                    }
-                };
-                let _ = tx.send(result);
-            }));
-            if let Err(error) = spawned {
-                return Ok(ledger::Ledger::new(limits.max_output_bytes)
-                    .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")));
-            }
-            let result = rx.await.unwrap_or_else(|_| {
-                ledger::Ledger::new(limits.max_output_bytes)
-                    .failure(CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing".to_owned())
-            });
-            drop(guard);
+            let Some(owner) = owner else { return Ok(submit(request, limits, None).await.0) };
+            // The owner's turn (runs of one owner take turns); an abort or a release while waiting ends it.
+            let turn = tokio::select! {
+                turn = retained.0.turn(&owner) => turn,
+                () = request.signal.token().cancelled() => {
+                    return Ok(ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Abort, request.signal.reason()));
+                }
+            };
+            let Some(mut turn) = turn else {
+                return Ok(ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
+            };
+            let resident = Resident { engine: turn.take(), released: turn.released().clone() };
+            let (result, engine) = submit(request, limits, Some(resident)).await;
+            turn.finish(engine);
             Ok(result)
         })
     }
+
+    fn execution_mode(&self) -> CodeExecutionMode {
+        self.mode
+    }
+
+    fn release(&self, owner: &StateOwner) -> bool {
+        self.retained.0.release(owner)
+    }
+
+    fn retained(&self) -> Vec<StateOwner> {
+        self.retained.0.live()
+    }
+}
+
+/// Run on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding futures and
+/// timers use it); the resident engine comes back when it may be kept.
+async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Option<Resident>) -> (CodeRunResult, Option<engine::Engine>) {
+    let dropped = CancellationToken::new();
+    let guard = DropGuard(dropped.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let handle = tokio::runtime::Handle::try_current().ok();
+    let spawned = pool::submit(Box::new(move || {
+        let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
+        let outcome = if handle.is_some() {
+            run_on_thread(request, limits, dropped, resident)
+        } else {
+            // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
+            match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
+                Ok(rt) => {
+                    let inner = rt.enter();
+                    let outcome = run_on_thread(request, limits, dropped, resident);
+                    drop(inner);
+                    outcome
+                }
+                Err(error) => (
+                    ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
+                    None,
+                ),
+            }
+        };
+        let _ = tx.send(outcome);
+    }));
+    if let Err(error) = spawned {
+        return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")), None);
+    }
+    let outcome = rx.await.unwrap_or_else(|_| {
+        (
+            ledger::Ledger::new(limits.max_output_bytes)
+                .failure(CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing".to_owned()),
+            None,
+        )
+    });
+    drop(guard);
+    outcome
 }

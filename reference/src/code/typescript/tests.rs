@@ -50,7 +50,7 @@ fn limits() -> CodeRuntimeLimits {
 
 async fn run_with(limits: CodeRuntimeLimits, program: &str, signal: RunSignal) -> CodeRunResult {
     let runtime = TypeScriptRuntime::new(limits).unwrap();
-    runtime.run(CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal }).await.unwrap()
+    runtime.run(CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal, state_owner: None }).await.unwrap()
 }
 
 async fn run(program: &str) -> CodeRunResult {
@@ -308,7 +308,7 @@ async fn panicking_bindings_reject_the_call() {
     };
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
     let program = "const out = []; for (const f of [host.a, host.b]) { try { await f({}); } catch (e) { out.push([e instanceof HostError, e.fn, e.message]); } } return out";
-    let request = CodeRunRequest { program: program.to_owned(), bindings: vec![namespace], signal: RunSignal::new() };
+    let request = CodeRunRequest { program: program.to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
     assert_eq!(result.value, Some(json!([[true, "a", "binding panicked"], [true, "b", "binding panicked"]])));
 }
@@ -317,7 +317,7 @@ async fn panicking_bindings_reject_the_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_start_fresh() {
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
-    let request = |program: &str| CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new() };
+    let request = |program: &str| CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new(), state_owner: None };
     let first = runtime.run(request("globalThis.leftover = 41; return typeof globalThis.leftover")).await.unwrap();
     let second = runtime.run(request("return typeof globalThis.leftover")).await.unwrap();
     assert_eq!((first.value, second.value), (Some(json!("number")), Some(json!("undefined"))));
@@ -446,7 +446,7 @@ async fn binding_time_is_not_busy_time() {
         Ok(json!(1))
     });
     let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("burn".to_owned(), burn)], error_class: None };
-    let request = CodeRunRequest { program: "return (await host.burn({})) + (await host.burn({}))".to_owned(), bindings: vec![namespace], signal: RunSignal::new() };
+    let request = CodeRunRequest { program: "return (await host.burn({})) + (await host.burn({}))".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
     assert_eq!((result.value, result.error), (Some(json!(2)), None));
 }
@@ -523,7 +523,7 @@ async fn binding_calls_overlap() {
     });
     let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("meet".to_owned(), meet)], error_class: None };
     let runtime = TypeScriptRuntime::new(limits_with(|l| l.max_wall_ms = 2_000.0)).unwrap();
-    let request = CodeRunRequest { program: "return await Promise.all([host.meet(1), host.meet(2)])".to_owned(), bindings: vec![namespace], signal: RunSignal::new() };
+    let request = CodeRunRequest { program: "return await Promise.all([host.meet(1), host.meet(2)])".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
     assert_eq!((result.value, result.error), (Some(json!([1, 2])), None));
     let result = run("return await Promise.all([tools.slow(1), tools.slow(2)])").await;
@@ -559,7 +559,7 @@ async fn pending_binding_futures_do_not_outlive_the_run() {
     });
     let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("hang".to_owned(), hang)], error_class: None };
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
-    let request = CodeRunRequest { program: "host.hang({}); await null; return 1".to_owned(), bindings: vec![namespace], signal: RunSignal::new() };
+    let request = CodeRunRequest { program: "host.hang({}); await null; return 1".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
     assert_eq!(result.value, Some(json!(1)));
     assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
@@ -602,7 +602,7 @@ async fn binding_validation_messages() {
         let mut namespace = tools();
         namespace.global = global.to_owned();
         namespace.error_class = class.map(|(n, m)| CodeBindingErrorClass { name: n.to_owned(), member_name_property: m.to_owned() });
-        CodeRunRequest { program: String::new(), bindings: vec![namespace], signal: RunSignal::new() }
+        CodeRunRequest { program: String::new(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None }
     };
     let cases = [
         (check("lambda", None), "binding global \"lambda\" is not a usable identifier"),
@@ -619,7 +619,7 @@ async fn binding_validation_messages() {
         let error = runtime.run(request).await.unwrap_err();
         assert_eq!(error.message, format!("dsh-code-runtime-worker-thread: {message}"));
     }
-    let twice = CodeRunRequest { program: String::new(), bindings: vec![tools(), tools()], signal: RunSignal::new() };
+    let twice = CodeRunRequest { program: String::new(), bindings: vec![tools(), tools()], signal: RunSignal::new(), state_owner: None };
     assert_eq!(runtime.run(twice).await.unwrap_err().message, "dsh-code-runtime-worker-thread: duplicate binding global \"tools\"");
 }
 
@@ -627,7 +627,7 @@ async fn binding_validation_messages() {
 #[test]
 fn runs_on_a_plain_executor() {
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
-    let request = CodeRunRequest { program: "await new Promise(r => setTimeout(r, 1)); return 7".to_owned(), bindings: vec![], signal: RunSignal::new() };
+    let request = CodeRunRequest { program: "await new Promise(r => setTimeout(r, 1)); return 7".to_owned(), bindings: vec![], signal: RunSignal::new(), state_owner: None };
     let result = futures_lite_block_on(runtime.run(request)).unwrap();
     assert_eq!(result.value, Some(json!(7)));
 }
@@ -672,7 +672,7 @@ async fn figures() {
         for _ in 0..runs {
             let started = std::time::Instant::now();
             let result = runtime
-                .run(CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new() })
+                .run(CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new(), state_owner: None })
                 .await
                 .unwrap();
             times.push(started.elapsed().as_secs_f64() * 1e6);
@@ -716,10 +716,11 @@ fn figures_breakdown() {
             signal: RunSignal::new(),
             limits: limits(),
             dropped: tokio_util::sync::CancellationToken::new(),
+            released: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         let _g = rt.enter();
-        super::engine::execute(spec);
+        super::engine::execute(&spec);
     });
     time("bare runtime+context", &|| {
         let rt = rquickjs::Runtime::new().unwrap();
