@@ -29,13 +29,15 @@
 //!
 //! Modules: `rules` (names, the name rule, texts), `view` (classification and the one view cache),
 //! `shared` (what executor and tools share), `executor` (the preset's executor), `transport`
-//! (`code_run`), `discovery` (the four discovery tools), `plugin` (apply and unload).
+//! (`code_run`), `retention` (state owners and their releases), `discovery` (the four discovery tools),
+//! `plugin` (apply and unload).
 //!
 //! Spec: CDM-008..CDM-037 (see `spec/rules/codemode.yaml`).
 
 mod discovery;
 pub mod executor;
 mod plugin;
+mod retention;
 pub mod rules;
 mod shared;
 mod transport;

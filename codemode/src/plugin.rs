@@ -1,9 +1,10 @@
 //! [`Codemode`]: the preset plugin applied to a runtime (seed 002's `apply()`): registers `code_run` and
 //! the discovery tools in the preset scope, installs the [`CodemodeExecutor`] there, and clears the view
-//! cache on every registry change. Dropping it (or [`Codemode::unload`]) uninstalls the executor, then
-//! unregisters its tools; another preset's agents never see any of it.
+//! cache on every registry change. Dropping it (or [`Codemode::unload`]) releases the persistent code
+//! environments its agents hold, uninstalls the executor, then unregisters its tools; another preset's
+//! agents never see any of it.
 //!
-//! Spec: CDM-014, CDM-015, CDM-017, CDM-026, CDM-032.
+//! Spec: CDM-014, CDM-015, CDM-017, CDM-026, CDM-032, CDM-038.
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,7 +19,10 @@ use crate::shared::Shared;
 /// How the plugin is configured.
 #[derive(Clone)]
 pub struct CodemodeConfig {
-    /// The runtime `code_run` programs run on (its language picks the `code_run` flavor and the SDK).
+    /// The runtime `code_run` programs run on (its language picks the `code_run` flavor and the SDK; its
+    /// [execution mode](dsh_tools::code::CodeExecutionMode) whether an agent's state survives between
+    /// calls — `persistent-in-memory` keeps one environment per agent until the agent scope is disposed or
+    /// the plugin unloads).
     pub code_runtime: Arc<dyn CodeRuntime>,
     /// Where the plugin's warnings go (the host-mount fallback, CDM-014); `None` drops them.
     pub logger: Option<LogSink>,
@@ -100,8 +104,17 @@ impl Codemode {
         self.shared.preset.as_ref()
     }
 
-    /// Unload: uninstall the executor and unregister the plugin's tools (the same as dropping it).
+    /// Unload: uninstall the executor, unregister the plugin's tools and release every persistent code
+    /// environment its agents still hold (the same as dropping it).
     pub fn unload(self) {
         drop(self);
+    }
+}
+
+impl Drop for Codemode {
+    fn drop(&mut self) {
+        // The plugin scope's teardown (seed 002): every environment its agents still hold goes now; the
+        // executor and the tools go with the fields, after this.
+        self.shared.retention.release_all();
     }
 }

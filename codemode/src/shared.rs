@@ -1,6 +1,6 @@
 //! What the plugin's executor and tools share: the runtime (weakly: the runtime owns them), the preset
 //! scope label, the one view cache, the `code_run` executions now running (whose tokens mark their
-//! program calls as nested), the code runtime and the logger.
+//! program calls as nested), the code runtime, the state owners passed to it and the logger.
 //!
 //! Spec: CDM-014, CDM-021, CDM-024, CDM-025.
 
@@ -13,6 +13,7 @@ use dsh_tools::definition::ToolSchema;
 use dsh_tools::hooks::LogSink;
 use dsh_tools::{ExecutionToken, ScopeKey, ToolExecutionInput, ToolRuntime, WeakToolRuntime};
 
+use crate::retention::Retention;
 use crate::rules::{HOST_MOUNT_WARNING, PTC_ID_MARKER};
 use crate::view::{CatalogView, ViewCache};
 
@@ -24,6 +25,8 @@ pub(crate) struct Shared {
     /// Tokens of the `code_run` executions running now: a call whose parent is one of them is nested.
     live_runs: Mutex<HashSet<ExecutionToken>>,
     pub(crate) code_runtime: Arc<dyn CodeRuntime>,
+    /// The state owners passed to the code runtime, one per agent (REPL retention).
+    pub(crate) retention: Arc<Retention>,
     logger: Option<LogSink>,
     warned: AtomicBool,
 }
@@ -35,6 +38,7 @@ impl Shared {
             preset: preset.cloned(),
             views: ViewCache::default(),
             live_runs: Mutex::new(HashSet::new()),
+            retention: Retention::new(Arc::clone(&code_runtime)),
             code_runtime,
             logger,
             warned: AtomicBool::new(false),

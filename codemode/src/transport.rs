@@ -4,9 +4,10 @@
 //! is a fresh `ToolRuntime::execute` with the sub-call id `<callId>:ptc:<n>` and this execution as its
 //! parent — the nested marker the executor reads — so it runs the whole pipeline through the native
 //! executor. Only the program's logs and completion value reach the model; program calls write no
-//! dispatch log. Programs run fresh every call (`per-call`).
+//! dispatch log. Each run names its agent's state owner (`retention.rs`): a `persistent-in-memory` code
+//! runtime keeps the agent's environment across calls, a `per-call` one runs fresh every call.
 //!
-//! Spec: CDM-024, CDM-026..CDM-031, CDM-037.
+//! Spec: CDM-024, CDM-026..CDM-031, CDM-036, CDM-037.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,6 +71,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
             error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
         }],
         signal: signal.clone(),
+        state_owner: shared.retention.owner(&runtime, ctx.agent.as_ref()),
     };
     let run = shared.code_runtime.run(request);
     tokio::pin!(run);

@@ -27,7 +27,7 @@ use crate::presentation::{ConfigError, DEFAULT_MAX_PARALLEL_SUB_CALLS, PresentAs
 use crate::prompt::SystemPrompt;
 use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
 use crate::result::ToolExecutionResult;
-use crate::scope::ScopeKey;
+use crate::scope::{ScopeEffects, ScopeKey};
 use crate::sdk::SdkToolSchema;
 
 pub use crate::presentation::ToolMode;
@@ -71,6 +71,8 @@ struct Inner {
     prompt: std::sync::OnceLock<ToolsPromptLink>,
     /// The per-scope executors ([`ToolRuntime::set_executor`]); empty = the native executor everywhere.
     executors: Arc<ExecutorTable>,
+    /// Effects attached to scopes ([`ToolRuntime::on_scope_dispose`]).
+    scope_effects: Arc<ScopeEffects>,
 }
 
 /// The tool registry and execution pipeline.
@@ -141,6 +143,7 @@ impl ToolRuntime {
             max_parallel_sub_calls,
             prompt: std::sync::OnceLock::new(),
             executors: Arc::new(ExecutorTable::default()),
+            scope_effects: Arc::default(),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -313,6 +316,21 @@ impl ToolRuntime {
         if let Some(link) = self.inner.prompt.get() {
             link.dispose_scope(scope);
         }
+        self.inner.scope_effects.run(scope);
+    }
+
+    /// Run `effect` once when `scope` is disposed ([`dispose_scope`](Self::dispose_scope)), after its tools,
+    /// hooks and executor are gone — upstream's effect on an agent context. Dropping the guard first
+    /// cancels it. A plugin attaches per-agent cleanup here (dsh-codemode releases the agent's persistent
+    /// code environment); the effect outlives the plugin unless the plugin drops the guard.
+    pub fn on_scope_dispose(&self, scope: &ScopeKey, effect: impl FnOnce() + Send + 'static) -> HookGuard {
+        let id = self.inner.scope_effects.add(scope, Box::new(effect));
+        let effects = Arc::downgrade(&self.inner.scope_effects);
+        HookGuard::new(move || {
+            if let Some(effects) = effects.upgrade() {
+                effects.cancel(id);
+            }
+        })
     }
 
     /// Observe every final result (all scopes).

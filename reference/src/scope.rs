@@ -69,3 +69,51 @@ impl fmt::Debug for ScopeKey {
         write!(f, "ScopeKey({:?})", self.0.name)
     }
 }
+
+/// Effects to run once when a scope is disposed ([`ToolRuntime::on_scope_dispose`]): a plugin's cleanup
+/// attached to an agent scope, such as releasing the agent's persistent code environment.
+///
+/// [`ToolRuntime::on_scope_dispose`]: crate::ToolRuntime::on_scope_dispose
+#[derive(Default)]
+pub(crate) struct ScopeEffects {
+    next: std::sync::atomic::AtomicU64,
+    effects: std::sync::Mutex<Vec<(u64, ScopeKey, Box<dyn FnOnce() + Send>)>>,
+}
+
+impl ScopeEffects {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ScopeKey, Box<dyn FnOnce() + Send>)>> {
+        self.effects.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Attach `effect` to `scope`; the id cancels it.
+    pub(crate) fn add(&self, scope: &ScopeKey, effect: Box<dyn FnOnce() + Send>) -> u64 {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.lock().push((id, scope.clone(), effect));
+        id
+    }
+
+    /// Drop the effect `id` without running it (already run or cancelled: nothing).
+    pub(crate) fn cancel(&self, id: u64) {
+        let removed: Vec<_> = {
+            let mut effects = self.lock();
+            let (gone, kept) = std::mem::take(&mut *effects).into_iter().partition(|(other, _, _)| *other == id);
+            *effects = kept;
+            gone
+        };
+        drop(removed);
+    }
+
+    /// Run, in attachment order, every effect attached to `scope` (each once; outside the lock, so an effect
+    /// may attach or cancel others).
+    pub(crate) fn run(&self, scope: &ScopeKey) {
+        let due: Vec<_> = {
+            let mut effects = self.lock();
+            let (due, kept) = std::mem::take(&mut *effects).into_iter().partition(|(_, key, _)| key == scope);
+            *effects = kept;
+            due
+        };
+        for (_, _, effect) in due {
+            effect();
+        }
+    }
+}

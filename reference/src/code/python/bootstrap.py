@@ -3,6 +3,10 @@
 # JSON lines on fd 3: it reads `boot` (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`,
 # executes the program as the body of `async def __dsh_main__()`, bridges `await tools.name(args)` as
 # `call` / `reply` frames, streams captured output as `log` frames, and ends with one `done` frame.
+# A `boot` frame with `"persistent": true` keeps the process for its owner's next run (seed 002's
+# persistent-in-memory mode): after `done` it waits for the next `boot` / `run` pair, and each program runs
+# with its top-level names declared `global`, so its assignments, functions, classes and imports stay in
+# the one globals dict the runs share.
 # The host trusts nothing this process writes; this side trusts the host's replies.
 import ast
 import asyncio
@@ -540,7 +544,65 @@ def _format_exception(error):
         return "program raised an unrenderable exception"
 
 
-def _compile(program, program_globals):
+class _Bound(ast.NodeVisitor):
+    """The names a program binds at its own top level (a nested function, class, lambda or comprehension
+    is a scope of its own: only its name counts)."""
+
+    def __init__(self):
+        self.names = []
+
+    def add(self, name):
+        if name not in self.names:
+            self.names.append(name)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.add(node.id)
+
+    def visit_FunctionDef(self, node):
+        self.add(node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        pass
+
+    def visit_ListComp(self, node):
+        pass
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.add(alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node):
+        for alias in node.names:
+            if alias.name != "*":
+                self.add(alias.asname or alias.name)
+
+    def visit_ExceptHandler(self, node):
+        if node.name:
+            self.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node):
+        if node.name:
+            self.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node):
+        if node.name:
+            self.add(node.name)
+
+    def visit_MatchMapping(self, node):
+        if node.rest:
+            self.add(node.rest)
+        self.generic_visit(node)
+
+
+def _compile(program, program_globals, persistent=False):
     linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
     tree = ast.parse(program, filename=_PROGRAM_FILE, mode="exec")
     wrapper = ast.parse("async def __dsh_main__():\n    pass\n", filename=_PROGRAM_FILE)
@@ -550,6 +612,13 @@ def _compile(program, program_globals):
         futures.append(tree.body.pop(0))
     if tree.body:
         wrapper.body[0].body = tree.body
+    if persistent:
+        bound = _Bound()
+        for statement in tree.body:
+            bound.visit(statement)
+        if bound.names:
+            declaration = ast.Global(names=bound.names, lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)
+            wrapper.body[0].body = [declaration] + wrapper.body[0].body
     wrapper.body[0:0] = futures
     module = compile(wrapper, _PROGRAM_FILE, "exec", dont_inherit=True)
     exec(module, program_globals)
@@ -615,30 +684,34 @@ def _exit_like_python(error):
     os._exit(status)
 
 
-def _main():
+def _boot(boot, program_globals, first):
+    """Apply one `boot` frame: the CPU budget from now, the heap cap (first boot only: it covers the
+    process's whole life), a fresh ledger, the namespaces as globals."""
     global _ledger, _frame_cap
-    boot = _read_frame_blocking()
-    if boot.get("type") != "boot":
-        os._exit(_EXIT_HOST_GONE)
+    persistent = boot.get("persistent") is True
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu_soft = int(math.ceil(usage.ru_utime + usage.ru_stime)) + int(boot["cpuSeconds"])
     try:
         _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
-        if cpu_hard == resource.RLIM_INFINITY or cpu_hard > cpu_soft + 1:
+        if persistent:
+            # The hard limit stays where it is, so the next run can move the soft one again.
+            if cpu_hard == resource.RLIM_INFINITY or cpu_hard > cpu_soft:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu_soft, cpu_hard))
+        elif cpu_hard == resource.RLIM_INFINITY or cpu_hard > cpu_soft + 1:
             resource.setrlimit(resource.RLIMIT_CPU, (cpu_soft, cpu_soft + 1))
     except (ValueError, OSError):
         pass
-    try:
-        with open("/proc/self/statm") as statm:
-            mapped = int(statm.read().split()[0]) * resource.getpagesize()
-        cap = mapped + int(boot["addressSpaceBytes"])
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    except (ValueError, OSError):
-        pass
+    if first:
+        try:
+            with open("/proc/self/statm") as statm:
+                mapped = int(statm.read().split()[0]) * resource.getpagesize()
+            cap = mapped + int(boot["addressSpaceBytes"])
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        except (ValueError, OSError):
+            pass
     _ledger = _Ledger(int(boot["maxLogBytes"]))
     _frame_cap = max(4 * int(boot["maxValueBytes"]), 64 << 20) + (1 << 20) - (64 << 10)
-
-    program_globals = {"__name__": "__main__", "__doc__": None, "__builtins__": builtins}
+    _pending.clear()
     for namespace in boot["namespaces"]:
         error = namespace.get("errorClass")
         error_class = None
@@ -649,26 +722,29 @@ def _main():
         for name in namespace["names"]:
             members[name] = _make_binding(namespace["global"], name, error_class)
         program_globals[namespace["global"]] = _make_namespace(namespace["global"], members)
+    return persistent
 
-    _send_text('{"type":"boot-ack"}')
-    run = _read_frame_blocking()
-    if run.get("type") != "run":
-        os._exit(_EXIT_HOST_GONE)
 
-    sys.stdout = _Capture(1)
-    sys.stderr = _Capture(2)
-    builtins.print = _print
+def _cancel_leftovers(loop):
+    """Tasks the program started and left running do not outlive its run (a persistent process keeps its
+    loop for the next one)."""
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=0.25))
+
+
+def _run_one(run, program_globals, loop, persistent):
+    """Compile and run one program, ending with its `done` frame."""
     try:
-        main = _compile(run["program"], program_globals)
+        main = _compile(run["program"], program_globals, persistent)
     except MemoryError:
         os._exit(_EXIT_HEAP)
     except BaseException as error:  # SyntaxError and friends: no frames, as CPython prints them for a script
         error.__traceback__ = None
         error.__context__ = None
         return _done(error=("exception", _format_exception(error)))
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    loop.add_reader(_FD, _on_readable)
     try:
         result = loop.run_until_complete(main())
     except MemoryError:
@@ -676,8 +752,45 @@ def _main():
     except SystemExit as error:
         _exit_like_python(error)
     except BaseException as error:
+        if persistent:
+            _cancel_leftovers(loop)
         return _done(error=("exception", _format_exception(error)))
+    if persistent:
+        _cancel_leftovers(loop)
     _finish(result)
+
+
+def _read_expected(kind):
+    """The next frame, which must be `kind`; a late `reply` (to a call of a run that already ended) is
+    skipped."""
+    frame = _read_frame_blocking()
+    while frame.get("type") == "reply":
+        frame = _read_frame_blocking()
+    if frame.get("type") != kind:
+        os._exit(_EXIT_HOST_GONE)
+    return frame
+
+
+def _main():
+    program_globals = {"__name__": "__main__", "__doc__": None, "__builtins__": builtins}
+    persistent = _boot(_read_expected("boot"), program_globals, True)
+    _send_text('{"type":"boot-ack"}')
+    run = _read_expected("run")
+
+    sys.stdout = _Capture(1)
+    sys.stderr = _Capture(2)
+    builtins.print = _print
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.add_reader(_FD, _on_readable)
+    while True:
+        _run_one(run, program_globals, loop, persistent)
+        if not persistent:
+            return
+        # The owner's next run: a fresh boot (budgets, ledger, namespaces), then its program.
+        _boot(_read_expected("boot"), program_globals, False)
+        _send_text('{"type":"boot-ack"}')
+        run = _read_expected("run")
 
 
 try:

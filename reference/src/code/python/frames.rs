@@ -179,10 +179,12 @@ pub(super) fn boot_frame(
     max_log_bytes: u64,
     max_value_bytes: u64,
     namespaces: &[BootNamespace<'_>],
+    persistent: bool,
 ) -> Vec<u8> {
     let mut out = format!(
-        "{{\"type\":\"boot\",\"cpuSeconds\":{cpu_seconds},\"addressSpaceBytes\":{address_space_bytes},\
-         \"maxLogBytes\":{max_log_bytes},\"maxValueBytes\":{max_value_bytes},\"namespaces\":["
+        "{{\"type\":\"boot\",{}\"cpuSeconds\":{cpu_seconds},\"addressSpaceBytes\":{address_space_bytes},\
+         \"maxLogBytes\":{max_log_bytes},\"maxValueBytes\":{max_value_bytes},\"namespaces\":[",
+        if persistent { "\"persistent\":true," } else { "" }
     );
     for (i, ns) in namespaces.iter().enumerate() {
         if i > 0 {

@@ -41,7 +41,8 @@
 //!
 //! Spec: RUN-002, RUN-004, RUN-005, RUN-007, RUN-022, RUN-023, RUN-024, RUN-027, RUN-028, RUN-029, RUN-030,
 //! RUN-031, RUN-032, RUN-034 (the Python backend), and the runtime's misuse checks (upstream
-//! `validateBindings`).
+//! `validateBindings`); CDM-036..CDM-041 (persistent environments: `code/retention.rs`, the bootstrap's
+//! `global` declaration of a program's top-level names).
 
 // Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
@@ -60,7 +61,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{BindingFn, CodeBindingErrorClass, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, CodeRuntimeMisuse};
+use super::retention::Retained;
+use super::{
+    BindingFn, CodeBindingErrorClass, CodeExecutionMode, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime,
+    CodeRuntimeLimits, CodeRuntimeMisuse, StateOwner, ENVIRONMENT_RELEASED,
+};
 use crate::callback::BoxFuture;
 
 pub use super::ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
@@ -76,17 +81,33 @@ const PREFIX: &str = "dsh-code-runtime-python";
 /// `MIN_OUTPUT_BYTES`).
 const MIN_OUTPUT_BYTES: u64 = 4;
 
-/// The Python backend of [`CodeRuntime`]. Cheap to clone; clones share the disposal state.
+/// The Python backend of [`CodeRuntime`]: a fresh process per run — or, in
+/// [`CodeExecutionMode::PersistentInMemory`] ([`with_execution_mode`](Self::with_execution_mode)), one
+/// resident process per [`StateOwner`]. Cheap to clone; clones share the disposal state and the
+/// persistent environments, and dropping the last clone releases them.
 #[derive(Clone, Debug)]
 pub struct PythonRuntime {
     inner: Arc<Inner>,
+    mode: CodeExecutionMode,
 }
 
-#[derive(Debug)]
 struct Inner {
     interpreter: PathBuf,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
+    retained: Retained<run::Worker>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").field("interpreter", &self.interpreter).field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.retained.release_all();
+    }
 }
 
 impl PythonRuntime {
@@ -101,7 +122,20 @@ impl PythonRuntime {
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        Ok(Self { inner: Arc::new(Inner { interpreter, limits, disposed: CancellationToken::new() }) })
+        let inner = Inner { interpreter, limits, disposed: CancellationToken::new(), retained: Retained::default() };
+        Ok(Self { inner: Arc::new(inner), mode: CodeExecutionMode::PerCall })
+    }
+
+    /// The same runtime in `mode`. In [`CodeExecutionMode::PersistentInMemory`] a request naming a
+    /// [`StateOwner`] runs in that owner's resident process, whose one globals dict every run of the owner
+    /// shares: the names a program binds at its top level (assignments, `def`, `class`, `import`) are
+    /// declared `global`, so they are there for the next run. Each run gets its own budgets and output
+    /// ledger; the heap cap covers the process's whole life; tasks a program leaves running are cancelled
+    /// when it completes; threads and child processes it started live until the environment is released.
+    #[must_use]
+    pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The resolved interpreter.
@@ -114,10 +148,12 @@ impl PythonRuntime {
         self.inner.limits
     }
 
-    /// Dispose: every in-flight run ends as `abort` with `runtime disposed` (its process group killed), and
-    /// later runs are misuse (`run() after disposal`), like upstream's teardown.
+    /// Dispose: every in-flight run ends as `abort` with `runtime disposed` (its process group killed),
+    /// every persistent environment is released, and later runs are misuse (`run() after disposal`), like
+    /// upstream's teardown.
     pub fn dispose(&self) {
         self.inner.disposed.cancel();
+        self.inner.retained.release_all();
     }
 }
 
@@ -128,13 +164,43 @@ impl CodeRuntime for PythonRuntime {
 
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
         let inner = Arc::clone(&self.inner);
+        let owner = request.state_owner.clone().filter(|_| self.mode == CodeExecutionMode::PersistentInMemory);
         Box::pin(async move {
             if inner.disposed.is_cancelled() {
                 return Err(misuse("run() after disposal".to_owned()));
             }
             let namespaces = validate_bindings(&request)?;
-            Ok(run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces).await)
+            let Some(owner) = owner else {
+                return Ok(run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, None).await.0);
+            };
+            let ledger = || super::ledger::OutputLedger::new(inner.limits.max_output_bytes);
+            // The owner's turn (runs of one owner take turns); an abort or a release while waiting ends it.
+            let turn = tokio::select! {
+                turn = inner.retained.turn(&owner) => turn,
+                () = request.signal.token().cancelled() => {
+                    return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason()));
+                }
+            };
+            let Some(mut turn) = turn else {
+                return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
+            };
+            let resident = run::Resident { worker: turn.take(), released: turn.released().clone() };
+            let (result, worker) = run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
+            turn.finish(worker);
+            Ok(result)
         })
+    }
+
+    fn execution_mode(&self) -> CodeExecutionMode {
+        self.mode
+    }
+
+    fn release(&self, owner: &StateOwner) -> bool {
+        self.inner.retained.release(owner)
+    }
+
+    fn retained(&self) -> Vec<StateOwner> {
+        self.inner.retained.live()
     }
 }
 
@@ -193,3 +259,5 @@ fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRun
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod persistent_tests;

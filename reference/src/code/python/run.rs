@@ -25,7 +25,7 @@ use crate::code::ledger::OutputLedger;
 use super::process::{self, GroupGuard};
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::callback::{BoxFuture, Contained};
-use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits};
+use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
 use crate::value::js_number_string;
 
 /// The launcher `-c` runs: the bootstrap arrives as `sys.argv[1]` and is compiled under its own file name,
@@ -41,6 +41,8 @@ const CPU_POLL: Duration = Duration::from_millis(25);
 const GROUP_EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long settlement waits for the pipes to reach EOF after the kill (a setsid grandchild may hold them).
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
+/// How long a persistent run's settlement waits for more stray output already on its way.
+const READY_GRACE: Duration = Duration::from_millis(2);
 
 /// How a run settles; the result is built after the drain, so late stray output still counts.
 enum Finish {
@@ -50,38 +52,78 @@ enum Finish {
     Limit(Option<String>),
 }
 
-/// Run one validated request to settlement.
+/// A live child: its process group, its fd-3 channel, its pipes. A persistent environment keeps one for
+/// its owner's next run; dropping it kills the whole group.
+pub(super) struct Worker {
+    child: tokio::process::Child,
+    group: GroupGuard,
+    reader: tokio::net::unix::OwnedReadHalf,
+    outbox: mpsc::UnboundedSender<Vec<u8>>,
+    writer: tokio::task::JoinHandle<()>,
+    stdout: Option<Stray<tokio::process::ChildStdout>>,
+    stderr: Option<Stray<tokio::process::ChildStderr>>,
+    /// fd-3 bytes read but not yet consumed as frames.
+    inbox: Vec<u8>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.group.kill();
+        self.writer.abort();
+    }
+}
+
+impl Worker {
+    fn spawn(interpreter: &Path) -> std::io::Result<Self> {
+        let process::Spawned { child, group, channel, stdout, stderr } = process::spawn(interpreter, LAUNCHER, BOOTSTRAP)?;
+        let (reader, mut writer) = channel.into_split();
+        let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            while let Some(frame) = outbox_rx.recv().await {
+                if writer.write_all(&frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self { child, group, reader, outbox, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
+    }
+}
+
+/// A persistent run's environment: the owner's worker (`None`: start one) and its release token.
+pub(super) struct Resident {
+    pub(super) worker: Option<Worker>,
+    pub(super) released: CancellationToken,
+}
+
+/// Run one validated request to settlement: in a fresh process (per-call), or in the owner's resident
+/// one. The worker comes back when the program completed on its own in a persistent run.
 pub(super) async fn run(
     interpreter: &Path,
     limits: CodeRuntimeLimits,
     disposed: &CancellationToken,
     request: CodeRunRequest,
     namespaces: Vec<Namespace>,
-) -> CodeRunResult {
+    resident: Option<Resident>,
+) -> (CodeRunResult, Option<Worker>) {
     let ledger = OutputLedger::new(limits.max_output_bytes);
-    if request.signal.aborted() {
-        return ledger.failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason());
-    }
-    let spawned = match process::spawn(interpreter, LAUNCHER, BOOTSTRAP) {
-        Ok(spawned) => spawned,
-        Err(e) => {
-            return ledger.failure(
-                Vec::new(),
-                CodeRunErrorKind::WorkerExit,
-                format!("worker error: cannot start {}: {e}", interpreter.display()),
-            );
-        }
+    let persistent = resident.is_some();
+    let (released, existing) = match resident {
+        Some(resident) => (Some(resident.released), resident.worker),
+        None => (None, None),
     };
-    let process::Spawned { mut child, group, channel, stdout, stderr } = spawned;
-    let (reader, mut writer) = channel.into_split();
-    let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer_task = tokio::spawn(async move {
-        while let Some(frame) = outbox_rx.recv().await {
-            if writer.write_all(&frame).await.is_err() {
-                break;
+    if request.signal.aborted() {
+        return (ledger.failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason()), existing);
+    }
+    let mut worker = match existing {
+        Some(worker) => worker,
+        None => match Worker::spawn(interpreter) {
+            Ok(worker) => worker,
+            Err(e) => {
+                let message = format!("worker error: cannot start {}: {e}", interpreter.display());
+                return (ledger.failure(Vec::new(), CodeRunErrorKind::WorkerExit, message), None);
             }
-        }
-    });
+        },
+    };
     let boot_namespaces: Vec<BootNamespace<'_>> = namespaces
         .iter()
         .map(|ns| BootNamespace {
@@ -91,19 +133,19 @@ pub(super) async fn run(
         })
         .collect();
     let cpu_seconds = (limits.compute_ms / 1000.0).ceil().clamp(1.0, 1e9) as u64 + 1;
-    let _ = outbox.send(frames::boot_frame(
+    let _ = worker.outbox.send(frames::boot_frame(
         cpu_seconds,
         limits.max_heap_bytes,
         limits.max_output_bytes,
         limits.max_output_bytes,
         &boot_namespaces,
+        persistent,
     ));
     drop(boot_namespaces);
 
     let mut driver = Driver {
         limits,
-        pid: group.pgid(),
-        group,
+        pid: worker.group.pgid(),
         ledger,
         logs: Vec::new(),
         stray: Vec::new(),
@@ -111,44 +153,68 @@ pub(super) async fn run(
         namespaces,
         answered: HashSet::new(),
         calls: FuturesUnordered::new(),
-        outbox,
+        outbox: worker.outbox.clone(),
         pending_run: Some(frames::run_frame(&request.program)),
         booted: false,
+        persistent,
+        completed: false,
         cpu_baseline_ms: 0.0,
         frame_cap: frames::max_frame_bytes(limits.max_output_bytes),
     };
-    let mut stdout = Some(Stray::new(stdout));
-    let mut stderr = Some(Stray::new(stderr));
-    let finish = driver.drive(&mut child, reader, &mut stdout, &mut stderr, &request, disposed).await;
-
-    // Settle: nothing the program started outlives the run.
-    driver.group.kill();
-    writer_task.abort();
+    let finish = driver.drive(&mut worker, &request, disposed, released.as_ref()).await;
     // Dropping the pending binding futures is what aborting their tasks did: the bridge still drains the
     // sub-calls it started.
     driver.calls.clear();
+
+    if persistent && driver.completed && driver.terminal_override.is_none() {
+        // The child is back at its loop: keep it. Output already in its pipes belongs to this run.
+        for pipe in [0, 1] {
+            loop {
+                let next = match pipe {
+                    0 => next_ready(&mut worker.stdout).await,
+                    _ => next_ready(&mut worker.stderr).await,
+                };
+                let Some(text) = next else { break };
+                driver.admit_stray(text);
+            }
+        }
+        if driver.terminal_override.is_none() {
+            return (driver.result(finish), Some(worker));
+        }
+    }
+
+    // Settle: nothing the program started outlives the run.
+    worker.group.kill();
+    worker.writer.abort();
     let drain_deadline = Instant::now() + DRAIN_GRACE;
-    if let Some(stray) = stdout.as_mut() {
+    if let Some(stray) = worker.stdout.as_mut() {
         while let Ok(Some(text)) = tokio::time::timeout_at(drain_deadline, stray.next()).await {
             driver.admit_stray(text);
         }
     }
-    if let Some(stray) = stderr.as_mut() {
+    if let Some(stray) = worker.stderr.as_mut() {
         while let Ok(Some(text)) = tokio::time::timeout_at(drain_deadline, stray.next()).await {
             driver.admit_stray(text);
         }
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), worker.child.wait()).await;
     // A forked member dies asynchronously after the kill: wait (bounded) until none is running, so the
     // run resolves only once nothing it started is alive. Zombies left to the reaper of orphans are dead.
-    if driver.group.has_members() {
+    if worker.group.has_members() {
         let deadline = Instant::now() + GROUP_EXIT_GRACE;
-        while driver.group.has_running_members() && Instant::now() < deadline {
-            driver.group.kill();
+        while worker.group.has_running_members() && Instant::now() < deadline {
+            worker.group.kill();
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
     }
-    driver.result(finish)
+    (driver.result(finish), None)
+}
+
+/// Stray output already waiting in an open pipe (a persistent run's settlement reads what is there, and
+/// waits for no more).
+async fn next_ready<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
+    let stray = pipe.as_mut()?;
+    tokio::time::timeout(READY_GRACE, stray.next()).await.ok().flatten()
 }
 
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
@@ -159,7 +225,6 @@ type CallOutcome = (u64, Result<Result<Value, String>, String>);
 struct Driver {
     limits: CodeRuntimeLimits,
     pid: i32,
-    group: GroupGuard,
     ledger: OutputLedger,
     logs: Vec<String>,
     stray: Vec<String>,
@@ -177,6 +242,10 @@ struct Driver {
     /// The `run` frame, sent once `boot-ack` arrives.
     pending_run: Option<Vec<u8>>,
     booted: bool,
+    /// A persistent run: frames a kept child wrote while idle (before this run's `boot-ack`) are dropped.
+    persistent: bool,
+    /// The program's own `done` frame arrived.
+    completed: bool,
     cpu_baseline_ms: f64,
     frame_cap: usize,
 }
@@ -184,18 +253,16 @@ struct Driver {
 impl Driver {
     async fn drive(
         &mut self,
-        child: &mut tokio::process::Child,
-        mut reader: tokio::net::unix::OwnedReadHalf,
-        stdout: &mut Option<Stray<tokio::process::ChildStdout>>,
-        stderr: &mut Option<Stray<tokio::process::ChildStderr>>,
+        worker: &mut Worker,
         request: &CodeRunRequest,
         disposed: &CancellationToken,
+        released: Option<&CancellationToken>,
     ) -> Finish {
+        let Worker { child, reader, stdout, stderr, inbox, .. } = worker;
         let start = Instant::now();
         let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
         let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
         let mut next_poll = start + CPU_POLL;
-        let mut inbox: Vec<u8> = Vec::new();
         let mut scanned = 0usize;
         let mut chunk = vec![0u8; 1 << 18];
         loop {
@@ -208,6 +275,9 @@ impl Driver {
                 }
                 () = disposed.cancelled() => {
                     return Finish::Failure(CodeRunErrorKind::Abort, "runtime disposed".to_owned());
+                }
+                () = until_released(released) => {
+                    return Finish::Failure(CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned());
                 }
                 () = sleep_until(wall_deadline) => {
                     return Finish::Failure(
@@ -239,6 +309,7 @@ impl Driver {
                         start = end + 1;
                         scanned = start;
                         if let Some(finish) = finish {
+                            inbox.drain(..start);
                             return finish;
                         }
                     }
@@ -287,9 +358,12 @@ impl Driver {
                     }
                     None
                 }
+                // A kept child's idle-time output (a thread printing after the last run) is nobody's.
+                ChildFrame::Log { .. } | ChildFrame::Call { .. } | ChildFrame::Done { .. } if self.persistent => None,
                 _ => Some(malformed("expected boot-ack first".to_owned())),
             };
         }
+        self.completed = matches!(frame, ChildFrame::Done { .. });
         match frame {
             ChildFrame::BootAck => Some(malformed("unexpected second boot-ack".to_owned())),
             ChildFrame::Log { truncated: true, .. } => Some(Finish::Limit(None)),
@@ -474,6 +548,14 @@ impl<R: AsyncRead + Unpin> Stray<R> {
             let text = String::from_utf8_lossy(&std::mem::replace(&mut self.carry, rest)).into_owned();
             return Some(text);
         }
+    }
+}
+
+/// Resolves when the owner is released; never for a per-call run.
+async fn until_released(released: Option<&CancellationToken>) {
+    match released {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 
