@@ -244,3 +244,20 @@ fn a_second_plugin_in_one_preset_is_rejected() {
     let error = world.runtime.set_executor(Some(&world.preset), Arc::new(Passthrough)).expect_err("second executor");
     assert_eq!(error.message, "a tool executor is already set for scope \"P\"");
 }
+
+/// A turn driven by dsh-tools' `TurnExecutor` under the preset: each call goes through the preset's
+/// executor, so a masked direct call is rejected (no body runs) while a native one runs, in model order.
+#[tokio::test]
+async fn a_turn_executor_turn_goes_through_the_executor() {
+    use dsh_tools::turn::TurnExecutor;
+    let world = World::new(common::typescript());
+    let calls = vec![
+        ToolExecutionInput::new("t1", "g_echo", json!({})).with_agent(&world.agent),
+        ToolExecutionInput::new("t2", "p_echo", json!({})).with_agent(&world.agent),
+    ];
+    let results = TurnExecutor::new(&world.runtime).execute(calls).await.results;
+    assert_eq!(results.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["t1", "t2"]);
+    assert_eq!(results[0].1.error_code(), Some(&ErrorCode::UNKNOWN_TOOL), "{}", results[0].1.to_json());
+    assert_eq!(results[1].1.to_json()["value"], "P:p_echo");
+    assert_eq!(world.take_bodies(), ["p_echo"]);
+}

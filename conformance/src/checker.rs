@@ -240,6 +240,7 @@ fn allowed_keys(action: &Action) -> &'static [&'static str] {
         Action::Execute(_) | Action::Await(_) => &["result", "resultIncludes"],
         Action::Assemble(_) => &["ok", "threw", "sections", "tools"],
         Action::RenderSdk(_) => &["ok", "threw", "text"],
+        Action::Environments(_) => &["environments"],
         _ => &[],
     }
 }
@@ -275,13 +276,14 @@ fn judge(ctx: &str, expect: Option<&Expect>, result: &Value) -> Result<(), Stop>
     if result.get("outcome").is_some() || expect.threw.is_some() {
         judge_outcome(ctx, expect, field("outcome"))?;
     }
-    let checks: [(&str, Option<&Value>, MatchMode); 6] = [
+    let checks: [(&str, Option<&Value>, MatchMode); 7] = [
         ("result", expect.result.as_ref(), MatchMode::Exact),
         ("result", expect.result_includes.as_ref(), MatchMode::Includes),
         ("tool", expect.tool.as_ref(), MatchMode::Exact),
         ("sections", expect.sections.as_ref(), MatchMode::Exact),
         ("tools", expect.tools.as_ref(), MatchMode::Exact),
         ("text", expect.text.as_ref(), MatchMode::Exact),
+        ("environments", expect.environments.as_ref(), MatchMode::Exact),
     ];
     for (key, expected, mode) in checks {
         if let Some(expected) = expected {

@@ -56,13 +56,27 @@ pub struct Setup {
 
 /// `setup.codemode`: apply the dsh-codemode plugin with the mounted code runtime (`setup.runtime`, which
 /// it needs) in the preset scope `preset` (an agent of `setup.agents`), or at the host layer when
-/// `preset` is absent. Its handle is `codemode`: `dispose: codemode` unloads it.
+/// `preset` is absent; with `executionMode: persistent-in-memory`, on a runtime of the same language and
+/// limits that keeps one environment per agent. Its handle is `codemode`: `dispose: codemode` unloads it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CodemodeSetup {
     /// The agent whose scope is the preset scope; absent: mounted at the host layer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// The code runtime's execution mode (seed 002); absent: `per-call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_mode: Option<CodemodeExecutionMode>,
+}
+
+/// `setup.codemode.executionMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodemodeExecutionMode {
+    /// Every `code_run` starts fresh (the default).
+    PerCall,
+    /// One resident environment per agent, kept across its `code_run` calls.
+    PersistentInMemory,
 }
 
 /// An agent scope to open: a bare name (a root scope) or `{ name, parent }`, a scope nested in an agent

@@ -44,6 +44,7 @@ protocol_schemas!(
     "events-waitFor.result",
     "prompt-assemble.result",
     "sdk-render.result",
+    "codemode-environments.result",
     "schema-check.result",
     "schema-validate.result",
     "schema-compile.result",

@@ -133,6 +133,7 @@ impl RequestBuilder {
                 "sdk/render",
                 self.params(vec![("language", s(&r.language)), ("tools", Some(Value::Array(r.tools.clone())))]),
             ),
+            Action::Environments(_) => one("codemode/environments", self.params(vec![])),
         }
     }
 

@@ -190,6 +190,8 @@ pub enum Action {
     Assemble(AgentOnly),
     /// Render the SDK text for a tool set.
     RenderSdk(RenderSdk),
+    /// How many persistent code environments the dsh-codemode plugin's runtime holds now (`{}`).
+    Environments(Map<String, Value>),
 }
 
 impl Action {
@@ -216,6 +218,7 @@ impl Action {
             Action::Events(_) => "events",
             Action::Assemble(_) => "assemble",
             Action::RenderSdk(_) => "renderSdk",
+            Action::Environments(_) => "environments",
         }
     }
 }
@@ -417,6 +420,9 @@ pub struct Expect {
     /// `assemble`: the tools part.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub tools: Option<Value>,
+    /// `environments`: the number of live persistent code environments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environments: Option<Value>,
     /// `renderSdk`: the text.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub text: Option<Value>,

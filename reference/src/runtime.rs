@@ -389,6 +389,12 @@ impl ToolRuntime {
         }
     }
 
+    /// Whether a call of `scope` goes through an installed executor (the turn executor then runs it as
+    /// one unit through [`execute`](Self::execute)).
+    pub(crate) fn has_executor(&self, scope: Option<&ScopeKey>) -> bool {
+        self.inner.executors.nearest(scope).is_some()
+    }
+
     /// The native executor: the whole pipeline, without any installed executor in the way.
     pub fn native_executor(&self) -> NativeExecutor {
         let pipeline = Arc::clone(&self.inner.pipeline);

@@ -18,9 +18,17 @@
 //!   it and every earlier call settled; the results come back in model order, and each result's
 //!   `additional_contexts` with it ([`TurnResults::contexts`] lists them all, in model order).
 //!
-//! The execution mode of a call is read when the call reaches the head of the queue. The whole turn is
+//! The execution mode of a call is read when the call reaches the head of the queue. A call whose agent
+//! has an installed [`ToolExecutor`](crate::ToolExecutor) (seed 002's seam: dsh-codemode's preset) goes
+//! through that executor as one unit ([`ToolRuntime::execute`]), since the lane cannot see inside it:
+//! it starts in model order once every earlier call has committed, and no later call starts until it
+//! settled — a barrier, so policy still sees the turn's calls in model order. The whole turn is
 //! drop-safe as [`ToolRuntime::execute`] is: dropped once polled, it runs on to its end (unstarted calls
 //! included) on the ambient runtime.
+//!
+//! Spec: CDM-004 and CDM-019 for executor-owned calls (a masked call in a turn is the executor's to
+//! reject). The scheduling follows upstream README § Parallel execution, the agent loop's contract, which
+//! no catalog rule holds (it is not dsh-tools').
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -96,6 +104,7 @@ impl TurnExecutor {
     /// Execute one turn's calls; exactly one result per call, in the order given.
     pub async fn execute(&self, calls: Vec<ToolExecutionInput>) -> TurnResults {
         let mut lane = Lane {
+            runtime: self.runtime.clone(),
             pipeline: Arc::clone(self.runtime.pipeline()),
             max_parallel: self.max_parallel,
             queue: calls.into_iter().enumerate().collect(),
@@ -120,6 +129,9 @@ struct Started {
     call: Option<Arc<Call>>,
     flight: Option<BoxFuture<'static, Stage>>,
     parked: Option<Stage>,
+    /// A call an installed executor runs as one unit, and its result once settled.
+    delegated: Option<(String, BoxFuture<'static, ToolExecutionResult>)>,
+    settled: Option<(String, ToolExecutionResult)>,
 }
 
 /// The one sequential stage the lane runs at a time: a call's prepare, or a call's commit.
@@ -129,6 +141,7 @@ enum Sequential {
 }
 
 struct Lane {
+    runtime: ToolRuntime,
     pipeline: Arc<Pipeline>,
     max_parallel: usize,
     queue: VecDeque<(usize, ToolExecutionInput)>,
@@ -140,7 +153,7 @@ struct Lane {
 
 impl Lane {
     fn in_flight(&self) -> usize {
-        self.started.iter().filter(|s| s.flight.is_some()).count()
+        self.started.iter().filter(|s| s.flight.is_some() || s.delegated.is_some()).count()
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -150,6 +163,13 @@ impl Lane {
                     if let Poll::Ready(stage) = flight.as_mut().poll(cx) {
                         started.flight = None;
                         started.parked = Some(stage);
+                    }
+                }
+                if let Some((id, flight)) = started.delegated.as_mut() {
+                    if let Poll::Ready(result) = flight.as_mut().poll(cx) {
+                        let id = std::mem::take(id);
+                        started.delegated = None;
+                        started.settled = Some((id, result));
                     }
                 }
             }
@@ -202,8 +222,16 @@ impl Lane {
         }
     }
 
-    /// Commit the head of the commit queue once it settled.
+    /// Commit the head of the commit queue once it settled (a delegated call's result is final already).
     fn begin_commit(&mut self) -> bool {
+        if self.started.front().is_some_and(|head| head.settled.is_some()) {
+            let Some(mut head) = self.started.pop_front() else { return false };
+            if let Some((id, result)) = head.settled.take() {
+                self.exclusive_active = false;
+                self.results.push((head.index, id, result));
+            }
+            return true;
+        }
         if self.started.front().is_none_or(|head| head.parked.is_none()) {
             return false;
         }
@@ -219,6 +247,25 @@ impl Lane {
     /// Start the head of the queue when the contract lets it.
     fn begin_start(&mut self) -> bool {
         let Some((_, input)) = self.queue.front() else { return false };
+        if self.runtime.has_executor(input.agent.as_ref()) {
+            if self.exclusive_active || !self.started.is_empty() {
+                return false;
+            }
+            let Some((index, input)) = self.queue.pop_front() else { return false };
+            self.exclusive_active = true;
+            let (id, runtime) = (input.call_id.clone(), self.runtime.clone());
+            let delegated: BoxFuture<'static, ToolExecutionResult> = Box::pin(async move { runtime.execute(input).await });
+            self.started.push_back(Started {
+                index,
+                mode: ExecutionMode::Exclusive,
+                call: None,
+                flight: None,
+                parked: None,
+                delegated: Some((id, delegated)),
+                settled: None,
+            });
+            return true;
+        }
         let mode = self.pipeline.execution_mode(input);
         let free = match mode {
             ExecutionMode::Exclusive => self.started.is_empty(),
@@ -235,7 +282,7 @@ impl Lane {
             let prepared = pipeline.prepare(&call).await;
             (call, prepared)
         })));
-        self.started.push_back(Started { index, mode, call: None, flight: None, parked: None });
+        self.started.push_back(Started { index, mode, call: None, flight: None, parked: None, delegated: None, settled: None });
         true
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use dsh_conformance::fixture::{Language, RuntimeLimits};
 use dsh_tools::code::python::PythonRuntime;
 use dsh_tools::code::typescript::TypeScriptRuntime;
-use dsh_tools::code::{CodeDispatchEvent, CodeDispatchStart, CodeRuntime, CodeRuntimeLimits};
+use dsh_tools::code::{CodeDispatchEvent, CodeDispatchStart, CodeExecutionMode, CodeRuntime, CodeRuntimeLimits};
 use dsh_tools::{HookGuard, ToolRuntime};
 use serde_json::Value;
 
@@ -53,9 +53,14 @@ pub fn limits(setup: Option<&RuntimeLimits>) -> CodeRuntimeLimits {
 
 /// The backend for `language`, built with `limits` (a rejected configuration rejects the setup).
 fn backend(language: Language, limits: CodeRuntimeLimits) -> Result<Arc<dyn CodeRuntime>, Failure> {
+    backend_in(language, limits, CodeExecutionMode::PerCall)
+}
+
+/// The backend for `language` in `mode` (`setup.codemode.executionMode`: dsh-codemode's own runtime).
+pub fn backend_in(language: Language, limits: CodeRuntimeLimits, mode: CodeExecutionMode) -> Result<Arc<dyn CodeRuntime>, Failure> {
     let built: Result<Arc<dyn CodeRuntime>, _> = match language {
-        Language::Typescript => TypeScriptRuntime::new(limits).map(|r| Arc::new(r) as Arc<dyn CodeRuntime>),
-        Language::Python => PythonRuntime::new(limits).map(|r| Arc::new(r) as Arc<dyn CodeRuntime>),
+        Language::Typescript => TypeScriptRuntime::new(limits).map(|r| Arc::new(r.with_execution_mode(mode)) as Arc<dyn CodeRuntime>),
+        Language::Python => PythonRuntime::new(limits).map(|r| Arc::new(r.with_execution_mode(mode)) as Arc<dyn CodeRuntime>),
     };
     built.map_err(|e| rejected(language, &e.message))
 }

@@ -90,6 +90,8 @@ struct State {
     disposed: std::collections::HashSet<String>,
     /// Fixture plugins disposed already (a plugin's fiber does not restart).
     disposed_plugins: std::collections::HashSet<String>,
+    /// The code runtime the dsh-codemode plugin runs on (`codemode/environments`).
+    codemode_runtime: Option<Arc<dyn dsh_tools::code::CodeRuntime>>,
 }
 
 /// The runtime of one session.

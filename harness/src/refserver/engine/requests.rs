@@ -39,6 +39,7 @@ impl Engine {
                 .and_then(|agent| self.agent_key(agent))
                 .and_then(|scope| crate::refserver::prompt::assemble(&self.prompt, scope.as_ref())),
             "sdk/render" => sdk_render(params),
+            "codemode/environments" => self.codemode_environments(),
             _ => return crate::refserver::schema::handle(method, params),
         };
         Some(outcome)
