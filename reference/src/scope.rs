@@ -1,7 +1,9 @@
 //! [`ScopeKey`]: the identity of an agent scope (upstream's per-agent `Symbol` key), with an optional
-//! enclosing scope so layers and listeners can follow the scope chain.
+//! enclosing scope so layers and listeners can follow the scope chain; and the effects attached to a
+//! scope's disposal (`ScopeEffects`, behind `ToolRuntime::on_scope_dispose`).
 //!
-//! Spec: REG-004, REG-015, UNK-003, SCOPE-001..SCOPE-004, SCOPE-015, SCOPE-016.
+//! Spec: REG-004, REG-015, UNK-003, SCOPE-001..SCOPE-004, SCOPE-015, SCOPE-016; CDM-038 (the agent-scope
+//! release dsh-codemode attaches).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -77,11 +79,14 @@ impl fmt::Debug for ScopeKey {
 #[derive(Default)]
 pub(crate) struct ScopeEffects {
     next: std::sync::atomic::AtomicU64,
-    effects: std::sync::Mutex<Vec<(u64, ScopeKey, Box<dyn FnOnce() + Send>)>>,
+    effects: std::sync::Mutex<Vec<Effect>>,
 }
 
+/// One attached effect: its id, its scope, what it runs.
+type Effect = (u64, ScopeKey, Box<dyn FnOnce() + Send>);
+
 impl ScopeEffects {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ScopeKey, Box<dyn FnOnce() + Send>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Effect>> {
         self.effects.lock().unwrap_or_else(|p| p.into_inner())
     }
 

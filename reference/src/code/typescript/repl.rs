@@ -60,11 +60,9 @@ pub(crate) fn keep_statement(names: &[String]) -> String {
 
 fn collect(stmt: &Stmt, top: bool, names: &mut Vec<String>) {
     match stmt {
-        Stmt::Decl(Decl::Var(var)) => {
-            if top || var.kind == VarDeclKind::Var {
-                for declarator in &var.decls {
-                    pattern(&declarator.name, names);
-                }
+        Stmt::Decl(Decl::Var(var)) if top || var.kind == VarDeclKind::Var => {
+            for declarator in &var.decls {
+                pattern(&declarator.name, names);
             }
         }
         Stmt::Decl(Decl::Fn(function)) if top => names.push(function.ident.sym.to_string()),
