@@ -37,6 +37,7 @@ protocol_schemas!(
     "tools-get.result",
     "tools-schemas.result",
     "tools-executionMode.result",
+    "tools-present.result",
     "call-start.result",
     "call-await.result",
     "call-abort.result",

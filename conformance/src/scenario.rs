@@ -172,6 +172,8 @@ pub enum Action {
     Schemas(AgentOnly),
     /// `tools.executionMode`.
     ExecutionMode(ExecutionModeStep),
+    /// A resolved definition's UI presenters (`tools/present`).
+    Present(crate::presenter::PresentStep),
     /// Start a call and await its result.
     Execute(Call),
     /// Start a call without waiting.
@@ -207,6 +209,7 @@ impl Action {
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",
+            Action::Present(_) => "present",
             Action::Execute(_) => "execute",
             Action::Start(_) => "start",
             Action::Await(_) => "await",
@@ -402,6 +405,9 @@ pub struct Expect {
     /// `get`: the schema, or `null`.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub tool: Option<Value>,
+    /// `present`: `{ methods, call, result? }`, or `null` (nothing resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub present: Option<Value>,
     /// `schemas`: exactly these schemas, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schemas: Option<Vec<Value>>,
