@@ -154,6 +154,22 @@ export const METHODS = {
     return { mode: mode.kind };
   },
 
+  // What get(name, agent) hands back beyond the model-facing schema: output.schema and the optional members.
+  'tools/definition'(params, session) {
+    const name = need(params, 'name', 'string');
+    const tool = session.ctx.tools.get(name, session.agentKey(params.agent));
+    if (tool === undefined) return { definition: null };
+    const has = {
+      presentationMeta: typeof tool.output?.presentationMeta === 'function',
+      timeoutMs: tool.timeoutMs !== undefined,
+      isConcurrencySafe: typeof tool.isConcurrencySafe === 'function',
+      finalizeContent: typeof tool.finalizeContent === 'function',
+      presentCall: typeof tool.presentCall === 'function',
+      presentResult: typeof tool.presentResult === 'function',
+    };
+    return { definition: { outputSchema: tool.output?.schema ?? null, members: Object.keys(has).filter((k) => has[k]) } };
+  },
+
   // A UI's path: get(name, agent), then the definition's presentCall / presentResult (undefined → null).
   'tools/present'(params, session) {
     const name = need(params, 'name', 'string');

@@ -19,7 +19,8 @@ pub const APPROVAL: &str = "approval";
 pub const EXECUTE_WRAPPERS: &str = "execute-wrappers";
 /// `postExecute` hooks.
 pub const POST_EXECUTE: &str = "post-execute";
-/// `present` steps, and `presentCall` / `presentResult` on a tool fixture.
+/// `present` and `definition` steps (a UI's read of a resolved definition), and `presentCall` /
+/// `presentResult` on a tool fixture.
 pub const PRESENTERS: &str = "presenters";
 /// `finalizeContent` on a tool fixture.
 pub const FINALIZE_CONTENT: &str = "finalize-content";
@@ -67,6 +68,12 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
             Action::Present(p) => {
                 add(PRESENTERS);
                 if p.agent.is_some() {
+                    add(AGENTS);
+                }
+            }
+            Action::Definition(g) => {
+                add(PRESENTERS);
+                if g.agent.is_some() {
                     add(AGENTS);
                 }
             }

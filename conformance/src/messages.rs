@@ -38,6 +38,7 @@ protocol_schemas!(
     "tools-schemas.result",
     "tools-executionMode.result",
     "tools-present.result",
+    "tools-definition.result",
     "call-start.result",
     "call-await.result",
     "call-abort.result",

@@ -123,6 +123,7 @@ impl RequestBuilder {
                     ("result", p.result.clone()),
                 ]),
             ),
+            Action::Definition(g) => one("tools/definition", self.params(vec![("name", s(&g.name)), ("agent", so(&g.agent))])),
             Action::Execute(call) => {
                 let (start, id) = self.start(call);
                 let wait = Request { method: "call/await", params: self.params(vec![("callId", Some(Value::String(id.clone())))]) };

@@ -342,7 +342,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };
-pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter, ToolPresenters};
+pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter, ResolvedTool};
 pub use views::{ToolCallView, ToolResult, ToolResultView};
 pub use result::{ToolError, ToolExecutionResult};
 pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};

@@ -25,7 +25,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::dispatch::ExecuteWrapper;
 use crate::presentation::{ConfigError, DEFAULT_MAX_PARALLEL_SUB_CALLS, PresentAsError, resolve_max_parallel_sub_calls};
 use crate::prompt::SystemPrompt;
-use crate::registry::{Registration, Registry, RestrictError, ToolFilter, ToolPresenters};
+use crate::registry::{Registration, Registry, RestrictError, ToolFilter, ResolvedTool};
 use crate::result::ToolExecutionResult;
 use crate::scope::ScopeKey;
 use crate::sdk::SdkToolSchema;
@@ -204,11 +204,13 @@ impl ToolRuntime {
         self.inner.pipeline.registry.resolve(name, scope).map(|t| t.schema.clone())
     }
 
-    /// The UI presenters of the definition `scope` resolves `name` to (upstream `get(name, scope)` then
-    /// `presentCall` / `presentResult`: pass the calling agent so the card matches what executed); `None`
-    /// when nothing resolves. `run_code` resolves under `code` and `both` (its `presentCall` only).
-    pub fn presenters(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ToolPresenters> {
-        self.inner.pipeline.registry.resolve(name, scope).map(ToolPresenters::new)
+    /// The definition `scope` resolves `name` to, as a UI reads it (upstream `get(name, scope)`, whose
+    /// answer carries the whole definition): its output schema and its presenters `presentCall` /
+    /// `presentResult` — pass the calling agent so the card matches what executed. `None` when nothing
+    /// resolves; `run_code` resolves under `code` and `both` (its `presentCall` only). [`get`](Self::get)
+    /// is the model-facing projection of the same resolution.
+    pub fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ResolvedTool> {
+        self.inner.pipeline.registry.resolve(name, scope).map(ResolvedTool::new)
     }
 
     /// Schemas of everything `scope` can see, in presentation order.

@@ -33,6 +33,7 @@ impl Engine {
             "tools/schemas" => self.schemas(params),
             "tools/executionMode" => self.execution_mode(params),
             "tools/present" => self.present(params),
+            "tools/definition" => self.definition(params),
             "scope/restrict" => self.restrict(params),
             "scope/presentAs" => self.present_as(params),
             "prompt/assemble" => params
@@ -177,11 +178,32 @@ impl Engine {
         Ok(json!({ "mode": mode }))
     }
 
+    /// `tools/definition`: the output schema of what `get(name, agent)` resolves and which optional
+    /// members the definition carries.
+    fn definition(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let Some(tool) = self.runtime.resolve(params.str("name")?, agent.as_ref()) else {
+            return Ok(json!({ "definition": null }));
+        };
+        let def = tool.definition();
+        let members = [
+            ("presentationMeta", def.output.as_ref().is_some_and(|o| o.presentation_meta.is_some())),
+            ("timeoutMs", def.timeout_ms.is_some()),
+            ("isConcurrencySafe", def.is_concurrency_safe.is_some()),
+            ("finalizeContent", def.finalize_content.is_some()),
+            ("presentCall", def.present_call.is_some()),
+            ("presentResult", def.present_result.is_some()),
+        ];
+        let members: Vec<&str> = members.iter().filter(|(_, has)| *has).map(|(name, _)| *name).collect();
+        let definition = deep::object([("outputSchema", deep::clone(tool.output_schema())), ("members", json!(members))]);
+        Ok(deep::object([("definition", definition)]))
+    }
+
     /// `tools/present`: the presenters of what `get(name, agent)` resolves, asked with the arguments (and
     /// the completed outcome, when sent).
     fn present(&self, params: Params<'_>) -> Result<Value, Failure> {
         let agent = self.agent_key(params.opt_str("agent")?)?;
-        let Some(presenters) = self.runtime.presenters(params.str("name")?, agent.as_ref()) else {
+        let Some(presenters) = self.runtime.resolve(params.str("name")?, agent.as_ref()) else {
             return Ok(json!({ "present": null }));
         };
         let args = params.get("arguments").unwrap_or(&Value::Null);

@@ -1,10 +1,11 @@
-//! A resolved tool's UI presenters (upstream: a UI's `get(name, scope)` followed by the definition's
-//! `presentCall` / `presentResult`). [`ToolPresenters`] holds the definition `scope` resolved, so the card
-//! matches what executed for that agent; a `defineTool`-style ([`Parameters::Dsl`]) definition's presenters
+//! A resolved definition as a UI or an SDK reads it (upstream: `get(name, scope)` hands back the whole
+//! definition): [`ResolvedTool`] holds the definition `scope` resolved — so a card matches what executed
+//! for that agent — with its compiled output schema and its UI presenters, `presentCall` /
+//! `presentResult`. A `defineTool`-style ([`Parameters::Dsl`]) definition's presenters
 //! validate softly: arguments that fail its parameter schema give `None` (the generic card) instead of an
 //! error, because a UI replays logged arguments that may predate the schema.
 //!
-//! Spec: PRES-001..PRES-003, PRES-006.
+//! Spec: PRES-001..PRES-003, PRES-006, RUN-044.
 //!
 //! [`Parameters::Dsl`]: crate::definition::Parameters::Dsl
 
@@ -14,16 +15,17 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::RegisteredTool;
+use crate::definition::ToolDefinition;
 use crate::schema::validate::validate_json_schema_value;
 use crate::views::{ToolCallView, ToolResult, ToolResultView};
 
-/// The presenters of one resolved definition.
+/// One resolved definition: read-only access for UIs and SDKs.
 #[derive(Clone)]
-pub struct ToolPresenters {
+pub struct ResolvedTool {
     tool: Arc<RegisteredTool>,
 }
 
-impl ToolPresenters {
+impl ResolvedTool {
     pub(crate) fn new(tool: Arc<RegisteredTool>) -> Self {
         Self { tool }
     }
@@ -31,6 +33,17 @@ impl ToolPresenters {
     /// The resolved tool's name.
     pub fn name(&self) -> &str {
         &self.tool.schema.name
+    }
+
+    /// The definition as registered (its callbacks included).
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.tool.def
+    }
+
+    /// The output schema the registry enforces: the compiled raw JSON Schema (DSL definitions compiled
+    /// at registration; raw ones as given), upstream's `output.schema`.
+    pub fn output_schema(&self) -> &Value {
+        &self.tool.output_schema
     }
 
     /// Whether the definition carries a `presentCall`.
@@ -62,9 +75,9 @@ impl ToolPresenters {
     }
 }
 
-impl fmt::Debug for ToolPresenters {
+impl fmt::Debug for ResolvedTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolPresenters")
+        f.debug_struct("ResolvedTool")
             .field("name", &self.name())
             .field("present_call", &self.has_present_call())
             .field("present_result", &self.has_present_result())
