@@ -16,7 +16,7 @@ const UPSTREAM_VERSION = JSON.parse(
 ).version;
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
-  'code-mode', 'prompt', 'sdk', 'schema', 'plugins',
+  'code-mode', 'prompt', 'sdk', 'schema', 'plugins', 'presenters',
 ];
 const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 
@@ -152,6 +152,37 @@ export const METHODS = {
     const agent = session.agentKey(params.agent);
     const mode = session.ctx.tools.executionMode({ name, arguments: params.arguments, ...(agent !== undefined ? { agent } : {}) });
     return { mode: mode.kind };
+  },
+
+  // What get(name, agent) hands back beyond the model-facing schema: output.schema and the optional members.
+  'tools/definition'(params, session) {
+    const name = need(params, 'name', 'string');
+    const tool = session.ctx.tools.get(name, session.agentKey(params.agent));
+    if (tool === undefined) return { definition: null };
+    const has = {
+      presentationMeta: typeof tool.output?.presentationMeta === 'function',
+      timeoutMs: tool.timeoutMs !== undefined,
+      isConcurrencySafe: typeof tool.isConcurrencySafe === 'function',
+      finalizeContent: typeof tool.finalizeContent === 'function',
+      presentCall: typeof tool.presentCall === 'function',
+      presentResult: typeof tool.presentResult === 'function',
+    };
+    return { definition: { outputSchema: tool.output?.schema ?? null, members: Object.keys(has).filter((k) => has[k]) } };
+  },
+
+  // A UI's path: get(name, agent), then the definition's presentCall / presentResult (undefined → null).
+  'tools/present'(params, session) {
+    const name = need(params, 'name', 'string');
+    const tool = session.ctx.tools.get(name, session.agentKey(params.agent));
+    if (tool === undefined) return { present: null };
+    const methods = ['presentCall', 'presentResult'].filter((m) => typeof tool[m] === 'function');
+    const call = typeof tool.presentCall === 'function' ? tool.presentCall(params.arguments) : undefined;
+    const present = { methods, call: call ?? null };
+    if (params.result !== undefined) {
+      const result = typeof tool.presentResult === 'function' ? tool.presentResult(params.arguments, params.result) : undefined;
+      present.result = result ?? null;
+    }
+    return { present };
   },
 
   'call/start'(params, session) {

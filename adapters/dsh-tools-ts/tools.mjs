@@ -1,6 +1,6 @@
 // Tool fixtures → upstream tool definitions: `compileTool` validates a fixture, `buildDefinition` maps it
 // onto defineTool (or a raw definition) with its body, output render, presentationMeta, concurrency and
-// finalizeContent.
+// finalizeContent and the UI presenters presentCall / presentResult.
 
 import { defineTool } from '@deepseek-ai/dsh-tools';
 import { stringify, jsonEqual } from './json.mjs';
@@ -11,7 +11,7 @@ import { compile, run, runSync } from './instructions.mjs';
 // Tool fixtures → definitions.
 
 const TOOL_FIELDS = new Set(['name', 'handle', 'agent', 'plugin', 'register', 'description', 'parameters', 'rawParameters',
-  'output', 'timeoutMs', 'concurrency', 'finalizeContent', 'body']);
+  'output', 'timeoutMs', 'concurrency', 'finalizeContent', 'presentCall', 'presentResult', 'body']);
 
 export function compileTool(fixture) {
   if (!isObj(fixture) || typeof fixture.name !== 'string') throw new AdapterError('tool fixture: expected a mapping with a name');
@@ -47,7 +47,32 @@ export function compileTool(fixture) {
   if (c !== undefined && typeof c !== 'boolean' && c !== 'throws' && !(isObj(c) && (Object.hasOwn(c, 'returns') || Object.hasOwn(c, 'argument')))) {
     throw new AdapterError(`tool "${fixture.name}": unknown concurrency ${stringify(c)}`);
   }
+  for (const [field, keys] of [['presentCall', ['view', 'fromArguments']], ['presentResult', ['view', 'echo', 'fromMeta']]]) {
+    if (fixture[field] === undefined) continue;
+    const key = soleKey(fixture[field], `tool "${fixture.name}" ${field}`);
+    if (!keys.includes(key)) throw new AdapterError(`tool "${fixture.name}": unknown ${field} "${key}"`);
+  }
   return { body, finalize };
+}
+
+// presentCall: { view: V } returns V (null: undefined); { fromArguments: true } the generic card over the
+// arguments. presentResult: { view }, { echo: true } (the generic card over the result), { fromMeta: true }
+// (result.meta as the view).
+function presenters(fixture) {
+  const out = {};
+  const call = fixture.presentCall;
+  if (call !== undefined) {
+    out.presentCall = Object.hasOwn(call, 'view')
+      ? () => call.view ?? undefined
+      : (args) => ({ card: 'generic', title: fixture.name, rawInput: args });
+  }
+  const result = fixture.presentResult;
+  if (result !== undefined) {
+    if (Object.hasOwn(result, 'view')) out.presentResult = () => result.view ?? undefined;
+    else if (Object.hasOwn(result, 'fromMeta')) out.presentResult = (_args, r) => (isObj(r.meta) ? r.meta : undefined);
+    else out.presentResult = (_args, r) => ({ card: 'generic', title: r.isError ? 'failed' : 'done', content: r.content });
+  }
+  return out;
 }
 
 function renderText(value) {
@@ -120,6 +145,7 @@ export function buildDefinition(session, fixture) {
     ...(fixture.timeoutMs !== undefined ? { timeoutMs: nonFinite(fixture.timeoutMs) } : {}),
     ...(isConcurrencySafe !== undefined ? { isConcurrencySafe } : {}),
     ...(finalizeContent !== undefined ? { finalizeContent } : {}),
+    ...presenters(fixture),
   };
   if (fixture.rawParameters !== undefined) {
     // Raw JSON Schema, registered without defineTool: no argument validation.

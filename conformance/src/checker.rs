@@ -237,6 +237,8 @@ fn allowed_keys(action: &Action) -> &'static [&'static str] {
         Action::Get(_) => &["tool"],
         Action::Schemas(_) => &["schemas", "names"],
         Action::ExecutionMode(_) => &["mode"],
+        Action::Present(_) => &["present"],
+        Action::Definition(_) => &["definition"],
         Action::Execute(_) | Action::Await(_) => &["result", "resultIncludes"],
         Action::Assemble(_) => &["ok", "threw", "sections", "tools"],
         Action::RenderSdk(_) => &["ok", "threw", "text"],
@@ -276,10 +278,12 @@ fn judge(ctx: &str, expect: Option<&Expect>, result: &Value) -> Result<(), Stop>
     if result.get("outcome").is_some() || expect.threw.is_some() {
         judge_outcome(ctx, expect, field("outcome"))?;
     }
-    let checks: [(&str, Option<&Value>, MatchMode); 7] = [
+    let checks: [(&str, Option<&Value>, MatchMode); 9] = [
         ("result", expect.result.as_ref(), MatchMode::Exact),
         ("result", expect.result_includes.as_ref(), MatchMode::Includes),
         ("tool", expect.tool.as_ref(), MatchMode::Exact),
+        ("present", expect.present.as_ref(), MatchMode::Exact),
+        ("definition", expect.definition.as_ref(), MatchMode::Exact),
         ("sections", expect.sections.as_ref(), MatchMode::Exact),
         ("tools", expect.tools.as_ref(), MatchMode::Exact),
         ("text", expect.text.as_ref(), MatchMode::Exact),

@@ -19,6 +19,9 @@ pub const APPROVAL: &str = "approval";
 pub const EXECUTE_WRAPPERS: &str = "execute-wrappers";
 /// `postExecute` hooks.
 pub const POST_EXECUTE: &str = "post-execute";
+/// `present` and `definition` steps (a UI's read of a resolved definition), and `presentCall` /
+/// `presentResult` on a tool fixture.
+pub const PRESENTERS: &str = "presenters";
 /// `finalizeContent` on a tool fixture.
 pub const FINALIZE_CONTENT: &str = "finalize-content";
 /// `results` hooks.
@@ -63,6 +66,18 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
             Action::Get(g) if g.agent.is_some() => add(AGENTS),
             Action::Schemas(a) if a.agent.is_some() => add(AGENTS),
             Action::ExecutionMode(e) if e.agent.is_some() => add(AGENTS),
+            Action::Present(p) => {
+                add(PRESENTERS);
+                if p.agent.is_some() {
+                    add(AGENTS);
+                }
+            }
+            Action::Definition(g) => {
+                add(PRESENTERS);
+                if g.agent.is_some() {
+                    add(AGENTS);
+                }
+            }
             Action::Execute(c) | Action::Start(c) if c.agent.is_some() => add(AGENTS),
             Action::Assemble(a) => {
                 add(PROMPT);
@@ -108,6 +123,9 @@ fn setup_features(setup: &Setup, add: &mut impl FnMut(&str)) {
         }
         if tool.finalize_content.is_some() {
             add(FINALIZE_CONTENT);
+        }
+        if tool.present_call.is_some() || tool.present_result.is_some() {
+            add(PRESENTERS);
         }
     }
     if let Some(hooks) = &setup.hooks {

@@ -235,6 +235,12 @@ pub struct ToolFixture {
     /// `finalizeContent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finalize_content: Option<FinalizeContent>,
+    /// `presentCall` (a UI presenter; `presenter.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub present_call: Option<crate::presenter::PresentCall>,
+    /// `presentResult`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub present_result: Option<crate::presenter::PresentResult>,
     /// The execute function; default `[{ return: null }]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<Vec<Instruction>>,

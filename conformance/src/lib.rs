@@ -16,6 +16,7 @@ pub mod loader;
 pub mod matchers;
 pub mod messages;
 pub mod outcome;
+pub mod presenter;
 pub mod prompt_setup;
 pub mod protocol;
 pub mod report;

@@ -37,6 +37,8 @@ protocol_schemas!(
     "tools-get.result",
     "tools-schemas.result",
     "tools-executionMode.result",
+    "tools-present.result",
+    "tools-definition.result",
     "call-start.result",
     "call-await.result",
     "call-abort.result",

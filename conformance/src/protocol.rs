@@ -114,6 +114,16 @@ impl RequestBuilder {
                 "tools/executionMode",
                 self.params(vec![("name", s(&e.name)), ("arguments", Some(e.arguments.clone())), ("agent", so(&e.agent))]),
             ),
+            Action::Present(p) => one(
+                "tools/present",
+                self.params(vec![
+                    ("name", s(&p.name)),
+                    ("arguments", Some(p.arguments.clone())),
+                    ("agent", so(&p.agent)),
+                    ("result", p.result.clone()),
+                ]),
+            ),
+            Action::Definition(g) => one("tools/definition", self.params(vec![("name", s(&g.name)), ("agent", so(&g.agent))])),
             Action::Execute(call) => {
                 let (start, id) = self.start(call);
                 let wait = Request { method: "call/await", params: self.params(vec![("callId", Some(Value::String(id.clone())))]) };

@@ -172,6 +172,10 @@ pub enum Action {
     Schemas(AgentOnly),
     /// `tools.executionMode`.
     ExecutionMode(ExecutionModeStep),
+    /// A resolved definition's UI presenters (`tools/present`).
+    Present(crate::presenter::PresentStep),
+    /// A resolved definition's output schema and optional members (`tools/definition`).
+    Definition(Get),
     /// Start a call and await its result.
     Execute(Call),
     /// Start a call without waiting.
@@ -209,6 +213,8 @@ impl Action {
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",
+            Action::Present(_) => "present",
+            Action::Definition(_) => "definition",
             Action::Execute(_) => "execute",
             Action::Start(_) => "start",
             Action::Await(_) => "await",
@@ -405,6 +411,12 @@ pub struct Expect {
     /// `get`: the schema, or `null`.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub tool: Option<Value>,
+    /// `definition`: `{ outputSchema, members }`, or `null` (nothing resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub definition: Option<Value>,
+    /// `present`: `{ methods, call, result? }`, or `null` (nothing resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub present: Option<Value>,
     /// `schemas`: exactly these schemas, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schemas: Option<Vec<Value>>,

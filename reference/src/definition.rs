@@ -1,7 +1,7 @@
 //! What a tool author hands the registry: [`ToolDefinition`] (schema, mandatory output declaration, body,
-//! optional classifier and content finalizer) and the model-facing projection [`ToolSchema`].
+//! optional classifier, content finalizer and UI presenters) and the model-facing projection [`ToolSchema`].
 //!
-//! Spec: REG-006, REG-009, REG-016, OUT-005..OUT-008, REG-026.
+//! Spec: REG-006, REG-009, REG-016, OUT-005..OUT-008, REG-026, PRES-001..PRES-003.
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::error::ToolFailure;
 use crate::execution::{ToolExecution, ToolRunContext};
 use crate::result::ToolExecutionResult;
+use crate::views::{ToolCallView, ToolResult, ToolResultView};
 
 pub use crate::callback::BoxFuture;
 
@@ -31,6 +32,17 @@ pub type ConcurrencyClassifier = Arc<dyn Fn(&Value) -> Result<bool, String> + Se
 /// when a call starts and applied once to every normalized result; a failure becomes the result.
 pub type FinalizeContentFn =
     Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Result<Option<Vec<Value>>, ToolFailure> + Send + Sync>;
+
+/// `presentCall(args)`: how the PENDING call renders in a UI, or `None` for the generic card (title = the
+/// tool name, the raw arguments as input). Pure: a UI calls it live and on log replay, with arguments
+/// that may predate the current schema. For [`Parameters::Dsl`] tools the runtime validates softly first
+/// ([`ToolRuntime::present_call`](crate::ToolRuntime::present_call)): arguments that fail are `None`.
+pub type PresentCallFn = Arc<dyn Fn(&Value) -> Option<ToolCallView> + Send + Sync>;
+
+/// `presentResult(args, result)`: how the COMPLETED call renders, from the same arguments and the durable
+/// result (content, failure state, `presentationMeta`); `None` keeps the pending title and the raw
+/// content. Pure, and validated softly like [`PresentCallFn`].
+pub type PresentResultFn = Arc<dyn Fn(&Value, &ToolResult) -> Option<ToolResultView> + Send + Sync>;
 
 /// How a definition declares its parameters.
 #[derive(Clone, Debug)]
@@ -82,6 +94,10 @@ pub struct ToolDefinition {
     pub is_concurrency_safe: Option<ConcurrencyClassifier>,
     /// Optional final content transform.
     pub finalize_content: Option<FinalizeContentFn>,
+    /// Optional pending-call presenter (UI only; never model-visible, never called by the pipeline).
+    pub present_call: Option<PresentCallFn>,
+    /// Optional completed-call presenter.
+    pub present_result: Option<PresentResultFn>,
     /// The body.
     pub execute: ToolBody,
 }
@@ -103,6 +119,8 @@ impl ToolDefinition {
             timeout_ms: None,
             is_concurrency_safe: None,
             finalize_content: None,
+            present_call: None,
+            present_result: None,
             execute,
         }
     }
@@ -135,6 +153,8 @@ impl fmt::Debug for ToolDefinition {
             .field("description", &self.description)
             .field("output", &self.output)
             .field("timeout_ms", &self.timeout_ms)
+            .field("present_call", &self.present_call.is_some())
+            .field("present_result", &self.present_result.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -322,11 +322,12 @@ pub mod scope;
 #[cfg(feature = "typed")]
 pub mod typed;
 pub mod value;
+pub mod views;
 pub mod wrappers;
 
 pub use definition::{
-    BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentationMetaFn,
-    RenderFn, ToolBody, ToolDefinition, ToolSchema,
+    BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentCallFn,
+    PresentResultFn, PresentationMetaFn, RenderFn, ToolBody, ToolDefinition, ToolSchema,
 };
 pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, ToolFailure};
 pub use executor::{NativeExecutor, SetExecutorError, SetExecutorErrorKind, ToolExecutor};
@@ -341,7 +342,8 @@ pub use tokio_util::sync::CancellationToken;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };
-pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter};
+pub use registry::{RUN_CODE_NAME, Registration, RestrictError, ToolFilter, ResolvedTool};
+pub use views::{ToolCallView, ToolResult, ToolResultView};
 pub use result::{ToolError, ToolExecutionResult};
 pub use presentation::{ConfigError, PresentAsError, PresentAsErrorKind, ToolMode};
 pub use prompt::{PromptAssembly, PromptConfig, PromptError, SystemPrompt};

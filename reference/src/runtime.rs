@@ -25,7 +25,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::dispatch::ExecuteWrapper;
 use crate::presentation::{ConfigError, DEFAULT_MAX_PARALLEL_SUB_CALLS, PresentAsError, resolve_max_parallel_sub_calls};
 use crate::prompt::SystemPrompt;
-use crate::registry::{Registration, Registry, RestrictError, ToolFilter};
+use crate::registry::{Registration, Registry, RestrictError, ToolFilter, ResolvedTool};
 use crate::result::ToolExecutionResult;
 use crate::scope::{ScopeEffects, ScopeKey};
 use crate::sdk::SdkToolSchema;
@@ -205,6 +205,15 @@ impl ToolRuntime {
     /// The schema `scope` resolves `name` to (shadowing applied).
     pub fn get(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ToolSchema> {
         self.inner.pipeline.registry.resolve(name, scope).map(|t| t.schema.clone())
+    }
+
+    /// The definition `scope` resolves `name` to, as a UI reads it (upstream `get(name, scope)`, whose
+    /// answer carries the whole definition): its output schema and its presenters `presentCall` /
+    /// `presentResult` — pass the calling agent so the card matches what executed. `None` when nothing
+    /// resolves; `run_code` resolves under `code` and `both` (its `presentCall` only). [`get`](Self::get)
+    /// is the model-facing projection of the same resolution.
+    pub fn resolve(&self, name: &str, scope: Option<&ScopeKey>) -> Option<ResolvedTool> {
+        self.inner.pipeline.registry.resolve(name, scope).map(ResolvedTool::new)
     }
 
     /// Schemas of everything `scope` can see, in presentation order.

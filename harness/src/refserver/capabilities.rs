@@ -31,11 +31,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// is a reference parse error where upstream may render or throw its own JavaScript `TypeError`; no
 /// corpus file holds one.
 ///
+/// `presenters`: `tools/present` over `ToolRuntime::presenters` (soft validation in the reference) and
+/// the fixtures' `presentCall` / `presentResult` (`fixtures/presenter.rs`).
+///
 /// `prompt`: `prompt/assemble` over `dsh_tools::SystemPrompt` with the runtime's contributions (the tool
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema", "codemode", "plugins",
+    "prompt", "sdk", "schema", "codemode", "plugins", "presenters",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer

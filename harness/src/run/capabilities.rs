@@ -10,7 +10,7 @@ use dsh_conformance::subject::SubjectInfo;
 use super::verdict::Verdict;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 13] = [
+pub const KNOWN_FEATURES: [&str; 14] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -24,6 +24,7 @@ pub const KNOWN_FEATURES: [&str; 13] = [
     features::SCHEMA,
     features::CODEMODE,
     features::PLUGINS,
+    features::PRESENTERS,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

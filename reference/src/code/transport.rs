@@ -4,12 +4,14 @@
 //! shadow it), never under `native`. Its description and `code` parameter description follow the mounted
 //! runtime's language, read whenever the definition is read (one compiled definition per flavor, cached);
 //! with no runtime mounted the TypeScript flavor is listed. Its body is the dispatch bridge
-//! ([`super::bridge`]).
+//! ([`super::bridge`]). Its only presenter is `presentCall` (the model-authored description titles an
+//! `execute` card over the program); no `presentResult`, classifier, timeout or `presentationMeta`, so
+//! every call is exclusive and a UI keeps the generic result card.
 //!
 //! The registry sees it as a [`ReservedTransport`] (the registry sits below this layer and never imports
 //! it); the runtime facade also reads it directly for the flavor error of a schema read.
 //!
-//! Spec: RUN-001, RUN-033, RUN-036, CODE-006, CODE-009, MODE-005, RUN-043.
+//! Spec: RUN-001, RUN-033, RUN-036, CODE-006, CODE-009, MODE-005, RUN-043, RUN-044, RUN-045.
 
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +23,7 @@ use crate::definition::{OutputDeclaration, Parameters, ToolDefinition, ToolSchem
 use crate::presentation::{RUN_CODE_NAME, ToolMode};
 use crate::registry::{RegisteredTool, ReservedTransport};
 use crate::schema::dsl::{parameter_spec_to_json_schema, value_spec_to_json_schema};
+use crate::views::{GenericCallView, ToolCallKind, ToolCallView};
 
 /// The registry-owned transport: built once per runtime, compiled once per flavor.
 pub(crate) struct CodeTransport {
@@ -55,7 +58,7 @@ impl CodeTransport {
         let output_schema = value_spec_to_json_schema(&output_spec()).unwrap_or(Value::Null);
         let host = Arc::clone(&self.host);
         let default_mode = self.default_mode;
-        let def = ToolDefinition::new(
+        let mut def = ToolDefinition::new(
             RUN_CODE_NAME,
             flavor.description,
             Parameters::Dsl(spec),
@@ -66,6 +69,7 @@ impl CodeTransport {
             },
             Arc::new(move |args, ctx| Box::pin(super::bridge::execute(Arc::clone(&host), default_mode, args, ctx))),
         );
+        def.present_call = Some(Arc::new(present_call));
         RegisteredTool {
             schema: ToolSchema {
                 name: RUN_CODE_NAME.to_owned(),
@@ -77,6 +81,19 @@ impl CodeTransport {
             validates_args: true,
         }
     }
+}
+
+/// upstream's `presentCall: args => ({ card: 'generic', title: args.description, kind: 'execute',
+/// rawInput: args.code })`, reached only with arguments its schema admits (soft validation).
+fn present_call(args: &Value) -> Option<ToolCallView> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+    Some(ToolCallView::Generic(GenericCallView {
+        title: text("description")?,
+        kind: Some(ToolCallKind::Execute),
+        raw_input: Some(Value::String(text("code")?)),
+        content: None,
+        locations: None,
+    }))
 }
 
 impl ReservedTransport for CodeTransport {

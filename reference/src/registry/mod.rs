@@ -4,7 +4,8 @@
 //!
 //! By concern: `compile.rs` (the registration checks and their order), `view.rs` (resolution and the
 //! visible view, with their `# Order`), `restrict.rs` (masks), `guards.rs`, `presentation.rs` (per-scope
-//! `presentAs` and the collapse-aware resolution), `layer.rs` (one scope's contribution),
+//! `presentAs` and the collapse-aware resolution), `resolved.rs` (a resolved definition: its output schema and UI presenters, validated
+//! softly), `layer.rs` (one scope's contribution),
 //! `registration.rs` (the RAII handle). The `run_code` transport is supplied from above through
 //! `ReservedTransport`.
 //!
@@ -15,6 +16,8 @@ mod guards;
 pub(crate) use self::guards::GuardPass;
 mod layer;
 mod presentation;
+mod resolved;
+pub use self::resolved::ResolvedTool;
 mod registration;
 mod restrict;
 mod view;

@@ -1,9 +1,9 @@
 //! The registry requests a session's engine serves (`conformance/PROTOCOL.md` § Methods): registration,
-//! hooks, scopes, disposal by handle, lookups, `executionMode`, restriction and presentation, prompt
+//! hooks, scopes, disposal by handle, lookups, `executionMode`, presenters (`tools/present`), restriction and presentation, prompt
 //! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`. Also what running code asks
 //! of the engine (`Host`: the `addHook` and `dispose` instructions).
 
-use dsh_tools::{ExecutionMode, HookGuard, ToolExecutionInput, ToolFilter, ToolMode};
+use dsh_tools::{ExecutionMode, HookGuard, ToolExecutionInput, ToolFilter, ToolMode, ToolResult};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -32,6 +32,8 @@ impl Engine {
             "tools/get" => self.get(params),
             "tools/schemas" => self.schemas(params),
             "tools/executionMode" => self.execution_mode(params),
+            "tools/present" => self.present(params),
+            "tools/definition" => self.definition(params),
             "scope/restrict" => self.restrict(params),
             "scope/presentAs" => self.present_as(params),
             "prompt/assemble" => params
@@ -175,6 +177,53 @@ impl Engine {
         };
         deep::dismantle(input.arguments);
         Ok(json!({ "mode": mode }))
+    }
+
+    /// `tools/definition`: the output schema of what `get(name, agent)` resolves and which optional
+    /// members the definition carries.
+    fn definition(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let Some(tool) = self.runtime.resolve(params.str("name")?, agent.as_ref()) else {
+            return Ok(json!({ "definition": null }));
+        };
+        let def = tool.definition();
+        let members = [
+            ("presentationMeta", def.output.as_ref().is_some_and(|o| o.presentation_meta.is_some())),
+            ("timeoutMs", def.timeout_ms.is_some()),
+            ("isConcurrencySafe", def.is_concurrency_safe.is_some()),
+            ("finalizeContent", def.finalize_content.is_some()),
+            ("presentCall", def.present_call.is_some()),
+            ("presentResult", def.present_result.is_some()),
+        ];
+        let members: Vec<&str> = members.iter().filter(|(_, has)| *has).map(|(name, _)| *name).collect();
+        let definition = deep::object([("outputSchema", deep::clone(tool.output_schema())), ("members", json!(members))]);
+        Ok(deep::object([("definition", definition)]))
+    }
+
+    /// `tools/present`: the presenters of what `get(name, agent)` resolves, asked with the arguments (and
+    /// the completed outcome, when sent).
+    fn present(&self, params: Params<'_>) -> Result<Value, Failure> {
+        let agent = self.agent_key(params.opt_str("agent")?)?;
+        let Some(presenters) = self.runtime.resolve(params.str("name")?, agent.as_ref()) else {
+            return Ok(json!({ "present": null }));
+        };
+        let args = params.get("arguments").unwrap_or(&Value::Null);
+        let mut methods = Vec::new();
+        if presenters.has_present_call() {
+            methods.push("presentCall");
+        }
+        if presenters.has_present_result() {
+            methods.push("presentResult");
+        }
+        let call = presenters.present_call(args).map(|v| v.to_json()).unwrap_or(Value::Null);
+        let mut present = deep::object([("methods", json!(methods)), ("call", call)]);
+        if let Some(result) = params.get("result") {
+            let result: ToolResult = serde_json::from_value(deep::clone(result))
+                .map_err(|e| Failure::params(format!("tools/present result: {e}")))?;
+            let view = presenters.present_result(args, &result).map(|v| v.to_json()).unwrap_or(Value::Null);
+            present["result"] = view;
+        }
+        Ok(deep::object([("present", present)]))
     }
 
 }
