@@ -437,7 +437,7 @@ impl ToolRuntime {
     /// oversized result); `next.run()` keeps it. Only the logged copy changes: the program already has the
     /// value and the sub-call's `tools/result` is untouched. Whatever it returns is logged unvalidated;
     /// a failing listener is contained (the original content is logged, with a warning to
-    /// [`on_log`](Self::on_log) sinks). Dropping the guard removes it. RUN-044..RUN-047.
+    /// [`on_log`](Self::on_log) sinks). Dropping the guard removes it. RUN-046..RUN-049.
     pub fn on_code_dispatch_log(&self, scope: Option<&ScopeKey>, listener: Arc<dyn CodeDispatchLogListener>) -> HookGuard {
         self.inner.dispatch_log.listeners.add(scope, listener)
     }

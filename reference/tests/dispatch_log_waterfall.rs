@@ -2,7 +2,7 @@
 //! with the real TypeScript runtime: a listener's replacement reaches only the settle record, an agent-scoped
 //! listener sees only its agent's dispatches, a failing one is contained with rc.8's warning.
 //!
-//! Spec: RUN-044, RUN-045, RUN-046, RUN-047.
+//! Spec: RUN-046, RUN-047, RUN-048, RUN-049.
 
 #![cfg(feature = "typescript")]
 

@@ -12,7 +12,7 @@
 //! `tools: code-dispatch-log listener failed for <name>: <message>; logging the original settled content`
 //! goes to the log sinks ([`crate::ToolRuntime::on_log`]).
 //!
-//! Spec: RUN-015, RUN-044..RUN-047.
+//! Spec: RUN-015, RUN-046..RUN-049.
 
 use std::sync::Arc;
 

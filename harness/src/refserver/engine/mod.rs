@@ -400,7 +400,7 @@ impl Engine {
         Ok(())
     }
 
-    /// A `tools/code-dispatch-log` listener (RUN-044..RUN-047).
+    /// A `tools/code-dispatch-log` listener (RUN-046..RUN-049).
     fn add_dispatch_log(&self, l: &DispatchLogListener, alias: Option<&str>) -> Result<(), Failure> {
         let listener = super::fixtures::dispatch_log::dispatch_log(l, &self.shared)?;
         let scope = self.registering_scope(l.agent.as_deref())?;

@@ -30,7 +30,7 @@
 //!   code <n> before completing`), as `process.exit()` ends the TypeScript worker; `os._exit(n)` and fatal
 //!   signals likewise (`... with signal SIGSEGV ...`). An fd-3 frame upstream's `validateChildFrame`
 //!   rejects is dropped silently and the run goes on; one it keeps is served, whatever its call id
-//!   (`frames.rs`, RUN-049). A line that is not JSON at all is `worker-exit` with `worker sent a malformed
+//!   (`frames.rs`, RUN-051). A line that is not JSON at all is `worker-exit` with `worker sent a malformed
 //!   frame: <why>` (rc.8 does not publish the host's line parsing).
 //! - The interpreter must be Python 3.10 or later; it runs with `-I` (isolated: no user site, no `PYTHON*`
 //!   variables) and an empty environment.

@@ -5,7 +5,7 @@
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
 //! and the result built through the output ledger.
 //!
-//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-049.
+//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-051.
 
 use std::collections::HashSet;
 use std::path::Path;

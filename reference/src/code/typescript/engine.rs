@@ -13,7 +13,7 @@
 //! "'use strict';\n" + code)` called with the namespaces, the error classes and the console shim.
 //!
 //! Spec: RUN-002 (async-function body), RUN-022 (exception text), RUN-023 (completion must be lossless),
-//! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-051 (`process.exit` → worker-exit), RUN-032 (abort),
+//! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-053 (`process.exit` → worker-exit), RUN-032 (abort),
 //! RUN-034 (fresh state per run). Unhandled rejections are uncaught errors, as in Node: `worker-exit`.
 
 use std::future::Future;
