@@ -1,11 +1,11 @@
-// Hook kinds: listener fixtures (preExecute, guards, execute wrappers, postExecute, results, changes)
-// → real listeners on a context, and the wrapper-authored timeout result.
+// Hook kinds: listener fixtures (preExecute, guards, execute wrappers, postExecute, results, changes,
+// dispatchLog) → real listeners on a context, and the wrapper-authored timeout result.
 
 import { HarnessError } from '@deepseek-ai/dsh-llm';
 import { AdapterError, isObj, soleKey, makeError, toUserMessage } from './common.mjs';
 import { compile, run, runSync } from './instructions.mjs';
 
-export const HOOK_KINDS = ['preExecute', 'guards', 'execute', 'postExecute', 'results', 'changes'];
+export const HOOK_KINDS = ['preExecute', 'guards', 'execute', 'postExecute', 'results', 'changes', 'dispatchLog'];
 
 // ---------------------------------------------------------------------------------------------------
 // Listener fixtures → real listeners.
@@ -218,6 +218,32 @@ export const LISTENERS = {
       if (!applies(exec.name)) return undefined;
       const outcome = run(program, { session, callId: exec.callId, signal: () => exec.signal, exec });
       return outcome instanceof Promise ? outcome : undefined;
+    }, options);
+  },
+
+  // A `tools/code-dispatch-log` waterfall listener: `do` runs with the sub-call's id as the call being
+  // served, then `next` (the rest of the waterfall), `{ replace: [parts] }`, `{ returnValue: V }` (returned
+  // as it is) or `{ throw: message }` (the registry contains it and logs the original content).
+  dispatchLog(session, ctx, listener) {
+    const { applies, options } = listenerCommon(listener, 'dispatchLog', 'decide');
+    const program = compile(listener.do, `dispatchLog "${listener.id}" do`);
+    const decide = listener.decide;
+    const key = soleKey(decide, `dispatchLog "${listener.id}" decide`);
+    if (key === 'next' && typeof decide !== 'string') throw new AdapterError(`dispatchLog "${listener.id}": "next" is a bare word`);
+    if (key === 'replace' && !Array.isArray(decide.replace)) throw new AdapterError(`dispatchLog "${listener.id}": replace needs a list of parts`);
+    if (key === 'throw') makeError(decide.throw);
+    if (!['next', 'replace', 'returnValue', 'throw'].includes(key)) throw new AdapterError(`dispatchLog "${listener.id}": unknown decision "${key}"`);
+    return ctx.on('tools/code-dispatch-log', (dispatch, next) => {
+      if (!applies(dispatch.name)) return next();
+      const entered = run(program, { session, callId: dispatch.subCallId });
+      return thenRun(entered, () => {
+        switch (key) {
+          case 'next': return next();
+          case 'replace': return structuredClone(decide.replace);
+          case 'returnValue': return structuredClone(decide.returnValue);
+          default: throw makeError(decide.throw);
+        }
+      });
     }, options);
   },
 

@@ -28,6 +28,8 @@ pub const FINALIZE_CONTENT: &str = "finalize-content";
 pub const RESULT_LISTENERS: &str = "result-listeners";
 /// `changes` hooks.
 pub const CHANGE_LISTENERS: &str = "change-listeners";
+/// `dispatchLog` hooks (`tools/code-dispatch-log` listeners).
+pub const DISPATCH_LOG: &str = "dispatch-log";
 /// `mode` other than `native`, or a `presentAs` step.
 pub const CODE_MODE: &str = "code-mode";
 /// `setup.codemode`: the dsh-codemode preset plugin.
@@ -144,6 +146,7 @@ pub fn hook_listeners(hooks: &Hooks) -> Vec<Listener> {
     out.extend(hooks.post_execute.iter().flatten().cloned().map(Listener::PostExecute));
     out.extend(hooks.results.iter().flatten().cloned().map(Listener::Results));
     out.extend(hooks.changes.iter().flatten().cloned().map(Listener::Changes));
+    out.extend(hooks.dispatch_log.iter().flatten().cloned().map(Listener::DispatchLog));
     out
 }
 
@@ -156,6 +159,7 @@ fn listener_features(listener: &Listener, add: &mut impl FnMut(&str)) {
         Listener::PostExecute(_) => add(POST_EXECUTE),
         Listener::Results(_) => add(RESULT_LISTENERS),
         Listener::Changes(_) => add(CHANGE_LISTENERS),
+        Listener::DispatchLog(_) => add(DISPATCH_LOG),
         Listener::PreExecute(_) | Listener::Guards(_) => {}
     }
 }

@@ -29,6 +29,9 @@ pub struct Hooks {
     /// Observe-only `tools/change` listeners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<ChangeListener>>,
+    /// `tools/code-dispatch-log` listeners (the `tools` filter names the sub-call's tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_log: Option<Vec<DispatchLogListener>>,
 }
 
 /// A listener tagged with its kind: `{ preExecute: {...} }`, `{ guards: {...} }`, ...
@@ -47,6 +50,8 @@ pub enum Listener {
     Results(ResultListener),
     /// A `changes` listener.
     Changes(ChangeListener),
+    /// A `dispatchLog` listener.
+    DispatchLog(DispatchLogListener),
 }
 
 impl Listener {
@@ -59,6 +64,7 @@ impl Listener {
             Listener::PostExecute(_) => "postExecute",
             Listener::Results(_) => "results",
             Listener::Changes(_) => "changes",
+            Listener::DispatchLog(_) => "dispatchLog",
         }
     }
 
@@ -71,6 +77,7 @@ impl Listener {
             Listener::PostExecute(l) => l.common(),
             Listener::Results(l) => l.common(),
             Listener::Changes(l) => l.common(),
+            Listener::DispatchLog(l) => l.common(),
         }
     }
 
@@ -83,6 +90,7 @@ impl Listener {
             Listener::PostExecute(l) => serde_json::to_value(l),
             Listener::Results(l) => serde_json::to_value(l),
             Listener::Changes(l) => serde_json::to_value(l),
+            Listener::DispatchLog(l) => serde_json::to_value(l),
         };
         v.unwrap_or(Value::Null)
     }
@@ -176,6 +184,28 @@ listener!(
         decide: PostDecision
     }
 );
+
+listener!(
+    /// A `tools/code-dispatch-log` listener: shapes the logged content of a settled `run_code` sub-call.
+    DispatchLogListener {
+        /// What it logs.
+        decide: DispatchLogDecision
+    }
+);
+
+/// A `dispatchLog` decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DispatchLogDecision {
+    /// `next`: log what the rest of the waterfall returns.
+    Next,
+    /// `{ replace: [parts] }`: log these content parts instead.
+    Replace(Vec<Value>),
+    /// `{ returnValue: V }`: return `V` itself (any JSON value) as the content to log.
+    ReturnValue(Value),
+    /// `{ throw: message }`: fail (contained: the original content is logged).
+    Throw(ThrowSpec),
+}
 
 /// An observe-only `tools/result` listener: runs `do` (which may throw).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,14 +12,14 @@ use crate::callback::DropSafe;
 use crate::code::bridge::TransportHost;
 use crate::code::flavor::{FlavorError, resolve_flavor};
 use crate::code::transport::CodeTransport;
-use crate::code::{CodeDispatchObserver, CodeRuntime};
+use crate::code::{CodeDispatchLogListener, CodeDispatchObserver, CodeRuntime, DispatchLogHooks};
 use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::RegisterError;
 use crate::executor::{ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
-    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, HookList, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
+    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
 };
 use crate::pipeline::Pipeline;
 use crate::pipeline::dispatch::ExecuteWrapper;
@@ -63,8 +63,8 @@ struct Inner {
     pipeline: Arc<Pipeline>,
     /// `ctx.codeRuntime`: read at use time (assembly, `run_code` execution), never required up front.
     code_runtime: Arc<Slot<Arc<dyn CodeRuntime>>>,
-    /// Observers of the `run_code` dispatch log.
-    dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+    /// Observers of the `run_code` dispatch log and its `tools/code-dispatch-log` waterfall.
+    dispatch_log: DispatchLogHooks,
     /// The resolved `run_code` overlap cap.
     max_parallel_sub_calls: u64,
     /// The system prompt this runtime contributes to, when built with one ([`ToolRuntime::try_with_prompt`]).
@@ -124,14 +124,14 @@ impl ToolRuntime {
 
     fn build(mode: ToolMode, max_parallel_sub_calls: u64) -> Self {
         let code_runtime = Slot::new();
-        let dispatch_log = HookList::new();
+        let dispatch_log = DispatchLogHooks::new();
         // The transport reaches the pipeline weakly: the registry holding it belongs to that pipeline.
         let pipeline = Arc::new_cyclic(|pipeline: &Weak<Pipeline>| {
             let host = TransportHost {
                 pipeline: Weak::clone(pipeline),
                 runtime: Arc::clone(&code_runtime),
                 max_parallel_sub_calls,
-                dispatch_log: Arc::clone(&dispatch_log),
+                dispatch_log: dispatch_log.clone(),
             };
             let transport = CodeTransport::new(Arc::new(host), mode);
             Pipeline::new(Arc::new(Registry::new(mode).with_transport(Arc::new(transport))))
@@ -320,6 +320,7 @@ impl ToolRuntime {
         self.inner.pipeline.execute_wrappers.remove_scope(scope);
         self.inner.pipeline.post_execute.remove_scope(scope);
         self.inner.pipeline.observers.remove_scope(scope);
+        self.inner.dispatch_log.listeners.remove_scope(scope);
         self.inner.pipeline.registry.dispose_scope(scope);
         self.inner.executors.remove_scope(scope);
         if let Some(link) = self.inner.prompt.get() {
@@ -459,7 +460,24 @@ impl ToolRuntime {
     /// `tool/code-dispatch` session entries): one record when a program's sub-call starts, one when it
     /// committed, for transport calls that have an agent scope. Dropping the guard stops observing.
     pub fn on_code_dispatch(&self, observer: CodeDispatchObserver) -> HookGuard {
-        self.inner.dispatch_log.add(None, observer)
+        self.inner.dispatch_log.observers.add(None, observer)
+    }
+
+    /// Add a `tools/code-dispatch-log` listener (global, or seeing only the dispatches of one agent scope
+    /// and its nested scopes): a waterfall over the durable log copy of each settled `run_code`
+    /// sub-dispatch, before its [`CodeDispatchEvent::Settled`](crate::code::CodeDispatchEvent) record is
+    /// reported. The listener may return replacement content (say a spill preview plus a locator for an
+    /// oversized result); `next.run()` keeps it. Only the logged copy changes: the program already has the
+    /// value and the sub-call's `tools/result` is untouched. Whatever it returns is logged unvalidated;
+    /// a failing listener is contained (the original content is logged, with a warning to
+    /// [`on_log`](Self::on_log) sinks). Dropping the guard removes it. RUN-046..RUN-049.
+    pub fn on_code_dispatch_log(&self, scope: Option<&ScopeKey>, listener: Arc<dyn CodeDispatchLogListener>) -> HookGuard {
+        self.inner.dispatch_log.listeners.add(scope, listener)
+    }
+
+    /// [`on_code_dispatch_log`](Self::on_code_dispatch_log) ahead of every listener already registered.
+    pub fn prepend_code_dispatch_log(&self, scope: Option<&ScopeKey>, listener: Arc<dyn CodeDispatchLogListener>) -> HookGuard {
+        self.inner.dispatch_log.listeners.add_first(scope, listener)
     }
 
     /// Attach the reason of a caller's cancellation to the execution `token` (upstream

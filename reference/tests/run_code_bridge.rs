@@ -92,7 +92,7 @@ fn observe(rt: &ToolRuntime, log: &Log) -> (HookGuard, HookGuard) {
         let log = Arc::clone(log);
         rt.on_code_dispatch(Arc::new(move |event| match event {
             CodeDispatchEvent::Start(s) => push(&log, format!("dispatch-start {} {} {} {}", s.sub_call_id, s.parent_call_id, s.root_call_id, s.name)),
-            CodeDispatchEvent::Settled(s) => push(&log, format!("dispatch {} {} {}", s.call.sub_call_id, s.is_error, Value::Array(s.content.clone()))),
+            CodeDispatchEvent::Settled(s) => push(&log, format!("dispatch {} {} {}", s.call.sub_call_id, s.is_error, s.content.clone())),
         }))
     };
     (results, dispatch)

@@ -23,6 +23,9 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `presentAs` and the code-mode collapse of model-direct calls (`dsh_tools::presentation`), and the `run_code`
 /// transport; `runtimes`: the backends `setup.runtime` mounts (`code.rs`: TypeScript and Python).
 ///
+/// `dispatch-log`: `dispatchLog` listeners as `tools/code-dispatch-log` listeners
+/// (`ToolRuntime::on_code_dispatch_log`, `fixtures/dispatch_log.rs`).
+///
 /// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
 /// functions (`schema.rs`).
 ///
@@ -38,7 +41,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema", "codemode", "plugins", "presenters",
+    "prompt", "sdk", "schema", "codemode", "plugins", "presenters", "dispatch-log",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer

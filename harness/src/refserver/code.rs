@@ -94,7 +94,7 @@ pub fn event_json(event: &CodeDispatchEvent) -> Value {
             let mut event = call_json("code-dispatch", &done.call);
             if let Value::Object(map) = &mut event {
                 map.insert("isError".into(), done.is_error.into());
-                map.insert("content".into(), Value::Array(done.content.iter().map(deep::clone).collect()));
+                map.insert("content".into(), deep::clone(&done.content));
             }
             event
         }

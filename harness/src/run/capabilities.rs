@@ -10,7 +10,7 @@ use dsh_conformance::subject::SubjectInfo;
 use super::verdict::Verdict;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 14] = [
+pub const KNOWN_FEATURES: [&str; 15] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -25,6 +25,7 @@ pub const KNOWN_FEATURES: [&str; 14] = [
     features::CODEMODE,
     features::PLUGINS,
     features::PRESENTERS,
+    features::DISPATCH_LOG,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::dispatch_log::CodeDispatchObserver;
+use super::dispatch_log::DispatchLogHooks;
 use super::flavor::json_string;
 use super::pool::{Outer, Pool, Queue, Reply, Submission};
 use super::{
@@ -39,7 +39,7 @@ use super::{
 use crate::callback::Contained;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::execution::{ToolExecutionInput, ToolRunContext};
-use crate::hooks::{HookList, Slot};
+use crate::hooks::Slot;
 use crate::pipeline::Pipeline;
 use crate::presentation::{RUN_CODE_NAME, ToolMode};
 use crate::sdk::{SDK_LANGUAGES, renderer};
@@ -52,12 +52,12 @@ pub const CODE_RUN_FAILED_NAME: &str = "CodeRunFailedError";
 
 /// What the transport's body reads from the runtime that owns it: the pipeline its sub-calls go through
 /// (weak: the registry holding the transport belongs to that pipeline), the code runtime mount point, the
-/// overlap cap and the dispatch-log observers.
+/// overlap cap and the dispatch log's observers and waterfall.
 pub(crate) struct TransportHost {
     pub(crate) pipeline: Weak<Pipeline>,
     pub(crate) runtime: Arc<Slot<Arc<dyn CodeRuntime>>>,
     pub(crate) max_parallel_sub_calls: u64,
-    pub(crate) dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+    pub(crate) dispatch_log: DispatchLogHooks,
 }
 
 /// Upstream `requireCodeRuntime(mode)`: the mounted runtime, provided its language has an SDK renderer;
@@ -137,7 +137,7 @@ pub(crate) async fn execute(
         Ok(run) => run,
         Err(panic) => return Err(ToolFailure::message(panic)),
     };
-    let mut pool = Pool::new(Arc::clone(&pipeline), Arc::clone(&host.dispatch_log), outer, queue);
+    let mut pool = Pool::new(Arc::clone(&pipeline), host.dispatch_log.clone(), outer, queue);
     let outcome = RunAndDrain {
         run: Some(Contained(run)),
         outcome: None,

@@ -322,7 +322,11 @@ pub(crate) mod retention;
 pub(crate) mod transport;
 
 pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};
-pub use dispatch_log::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
+pub(crate) use dispatch_log::DispatchLogHooks;
+pub use dispatch_log::{
+    CodeDispatch, CodeDispatchEvent, CodeDispatchLog, CodeDispatchLogListener, CodeDispatchObserver, CodeDispatchStart,
+    DispatchLogNext, DispatchLogOutcome, code_dispatch_log_fn,
+};
 
 pub mod ledger;
 pub mod names;

@@ -6,10 +6,17 @@
 //! exclusive one is active; an exclusive one starts only with nothing in flight, and no later sub-call
 //! starts until it committed. Dispatches (wrappers and body) overlap; they are polled here, in the
 //! transport call's own task, so nothing is spawned and nothing started is ever dropped. Once the run is
-//! over (its signal aborted) queued submissions are abandoned; the pool finishes when the run settled
-//! and every started sub-call committed.
+//! over (its signal aborted) queued submissions are abandoned; the pool finishes when the run settled,
+//! every started sub-call committed and every settle record was logged.
 //!
-//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, CODE-001, CODE-008, MODE-001.
+//! A committed sub-call's reply reaches the program first; its settle record is then shaped by the
+//! `tools/code-dispatch-log` waterfall as log work polled here too (upstream's `logWork`): a waterfall
+//! that completes at once is logged before the lane moves on, a waiting one later. While more than
+//! `maxParallelSubCalls` settle records are pending the lane neither commits nor starts (upstream's
+//! backpressure after each commit).
+//!
+//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, RUN-046..RUN-049, CODE-001,
+//! CODE-008, MODE-001.
 
 use std::collections::VecDeque;
 
@@ -20,10 +27,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::RunSignal;
-use super::dispatch_log::{CodeDispatch, CodeDispatchEvent, CodeDispatchObserver, CodeDispatchStart};
+use super::dispatch_log::{CodeDispatchEvent, CodeDispatchLog, CodeDispatchStart, DispatchLogHooks};
 use crate::callback::BoxFuture;
 use crate::execution::{ExecutionMode, ToolExecutionInput, ToolRunContext};
-use crate::hooks::HookList;
 use crate::pipeline::entry::Call;
 use crate::pipeline::{Pipeline, Prepared, Stage};
 use crate::result::ToolExecutionResult;
@@ -112,10 +118,12 @@ enum Lane {
 /// The lane and the in-flight dispatches of one run.
 pub(crate) struct Pool {
     pipeline: Arc<Pipeline>,
-    dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+    dispatch_log: DispatchLogHooks,
     outer: Arc<Outer>,
     queue: Arc<Queue>,
     started: VecDeque<Started>,
+    /// Settle records still in the `tools/code-dispatch-log` waterfall.
+    log_work: Vec<BoxFuture<'static, ()>>,
     lane: Option<Lane>,
     exclusive_active: bool,
     /// The run settled: finish once everything started has committed.
@@ -125,21 +133,30 @@ pub(crate) struct Pool {
 impl Pool {
     pub(crate) fn new(
         pipeline: Arc<Pipeline>,
-        dispatch_log: Arc<HookList<CodeDispatchObserver>>,
+        dispatch_log: DispatchLogHooks,
         outer: Arc<Outer>,
         queue: Arc<Queue>,
     ) -> Self {
-        Self { pipeline, dispatch_log, outer, queue, started: VecDeque::new(), lane: None, exclusive_active: false, finishing: false }
+        Self {
+            pipeline,
+            dispatch_log,
+            outer,
+            queue,
+            started: VecDeque::new(),
+            log_work: Vec::new(),
+            lane: None,
+            exclusive_active: false,
+            finishing: false,
+        }
     }
 
     fn in_flight(&self) -> u64 {
         self.started.iter().filter(|s| s.flight.is_some()).count() as u64
     }
 
-    fn emit(&self, event: CodeDispatchEvent) {
-        for entry in self.dispatch_log.snapshot().iter() {
-            let _ = crate::callback::contain(|| (entry.hook)(&event));
-        }
+    /// Poll the pending settle records; drop what was logged.
+    fn poll_log_work(&mut self, cx: &mut Context<'_>) {
+        self.log_work.retain_mut(|work| work.as_mut().poll(cx).is_pending());
     }
 
     /// Poll the in-flight dispatches; park what settled.
@@ -158,7 +175,7 @@ impl Pool {
     fn start(&mut self, submission: Submission, mode: ExecutionMode) {
         let Submission { name, sub_call_id, input, logged, reply } = submission;
         if let Some(agent) = &self.outer.ctx.agent {
-            self.emit(CodeDispatchEvent::Start(CodeDispatchStart {
+            self.dispatch_log.emit(&CodeDispatchEvent::Start(CodeDispatchStart {
                 agent: agent.clone(),
                 root_call_id: self.outer.ctx.root_call_id.clone(),
                 parent_call_id: self.outer.ctx.call_id.clone(),
@@ -201,8 +218,9 @@ impl Pool {
     }
 
     /// The committed result reaches the parent (image content and contexts deferred, a concluded turn
-    /// forwarded), the program, and the dispatch log.
-    fn committed(&mut self, mut entry: Started, result: ToolExecutionResult) {
+    /// forwarded), the program, and then the dispatch log's waterfall (polled once here: a waterfall that
+    /// completes at once is logged now).
+    fn committed(&mut self, mut entry: Started, result: ToolExecutionResult, cx: &mut Context<'_>) {
         let ctx = &self.outer.ctx;
         if !result.is_error() && result.content().iter().any(|b| b.get("type").and_then(Value::as_str) == Some("image")) {
             ctx.defer_context(image_message(result.content()));
@@ -230,11 +248,16 @@ impl Pool {
                 name: entry.name.clone(),
                 arguments: std::mem::take(&mut entry.logged),
             };
-            self.emit(CodeDispatchEvent::Settled(CodeDispatch {
+            let dispatch = CodeDispatchLog {
                 call,
                 is_error: result.is_error(),
                 content: result.content().iter().map(crate::value::deep_clone).collect(),
-            }));
+            };
+            let logs = Arc::clone(&self.pipeline.logs);
+            let mut work: BoxFuture<'static, ()> = Box::pin(self.dispatch_log.clone().log_settled(dispatch, logs));
+            if work.as_mut().poll(cx).is_pending() {
+                self.log_work.push(work);
+            }
         }
         if entry.mode == ExecutionMode::Exclusive {
             self.exclusive_active = false;
@@ -249,6 +272,7 @@ impl Pool {
     pub(crate) fn poll_lane(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             self.poll_flights(cx);
+            self.poll_log_work(cx);
             match self.lane.take() {
                 Some(Lane::Start(mut future)) => match future.as_mut().poll(cx) {
                     Poll::Ready((call, prepared)) => {
@@ -262,7 +286,7 @@ impl Pool {
                 },
                 Some(Lane::Commit(entry, mut future)) => match future.as_mut().poll(cx) {
                     Poll::Ready(result) => {
-                        self.committed(*entry, result);
+                        self.committed(*entry, result, cx);
                         continue;
                     }
                     Poll::Pending => {
@@ -271,6 +295,10 @@ impl Pool {
                     }
                 },
                 None => {}
+            }
+            if self.log_work.len() as u64 > self.outer.max_parallel {
+                // Backpressure: the pending log work (polled above) wakes the lane.
+                return Poll::Pending;
             }
             if self.begin_commit() {
                 continue;
@@ -303,7 +331,7 @@ impl Pool {
                     }
                 }
             }
-            if state.pending.is_empty() && self.started.is_empty() && self.finishing {
+            if state.pending.is_empty() && self.started.is_empty() && self.log_work.is_empty() && self.finishing {
                 return Poll::Ready(());
             }
             state.waker = Some(cx.waker().clone());

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use dsh_conformance::fixture::{Mode, Setup, ToolFixture};
 use dsh_conformance::listener::{
-    ChangeListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
+    ChangeListener, DispatchLogListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
 };
 use dsh_tools::{
     ErrorCode, HookGuard, Registration, RegisterErrorKind, ScopeKey, ToolExecutionInput, ToolMode, ToolRuntime,
@@ -211,6 +211,9 @@ impl Engine {
         for l in hooks.changes.iter().flatten() {
             self.add_changes(l, None)?;
         }
+        for l in hooks.dispatch_log.iter().flatten() {
+            self.add_dispatch_log(l, None)?;
+        }
         Ok(())
     }
 
@@ -395,6 +398,19 @@ impl Engine {
         self.registering_scope(l.agent.as_deref())?;
         let guard =
             if l.common().prepend { self.runtime.prepend_change(observer) } else { self.runtime.on_change(observer) };
+        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
+        Ok(())
+    }
+
+    /// A `tools/code-dispatch-log` listener (RUN-046..RUN-049).
+    fn add_dispatch_log(&self, l: &DispatchLogListener, alias: Option<&str>) -> Result<(), Failure> {
+        let listener = super::fixtures::dispatch_log::dispatch_log(l, &self.shared)?;
+        let scope = self.registering_scope(l.agent.as_deref())?;
+        let guard = if l.common().prepend {
+            self.runtime.prepend_code_dispatch_log(scope.as_ref(), listener)
+        } else {
+            self.runtime.on_code_dispatch_log(scope.as_ref(), listener)
+        };
         self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
         Ok(())
     }

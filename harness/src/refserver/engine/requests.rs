@@ -73,6 +73,7 @@ impl Engine {
             "postExecute" => self.add_post_execute(&params.parse("listener")?, alias)?,
             "results" => self.add_results(&params.parse("listener")?, alias)?,
             "changes" => self.add_changes(&params.parse("listener")?, alias)?,
+            "dispatchLog" => self.add_dispatch_log(&params.parse("listener")?, alias)?,
             other => return Err(Failure::params(format!("unknown hook kind {other:?}"))),
         }
         Ok(json!({ "outcome": { "ok": true } }))
@@ -266,6 +267,7 @@ impl Host for Engine {
             Listener::PostExecute(l) => self.add_post_execute(l, alias),
             Listener::Results(l) => self.add_results(l, alias),
             Listener::Changes(l) => self.add_changes(l, alias),
+            Listener::DispatchLog(l) => self.add_dispatch_log(l, alias),
         };
         added.map_err(|failure| failure.message)
     }

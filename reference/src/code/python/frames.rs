@@ -3,20 +3,27 @@
 //! host `boot-ack`, `call`, `log`, `done`.
 //!
 //! Every child frame is hostile (the program owns fd 3): [`parse_child_frame`] parses the raw line with the
-//! iterative, raw-token reader of `json.rs` and rebuilds the frame field by field like upstream's
-//! `validateChildFrame`: extra fields never ride along, a malformed frame is an error the run reports as
-//! `worker-exit`. A
-//! well-formed frame whose `args` / `value` is not lossless JSON (negative zero, a non-finite number, an
-//! integer a JavaScript number cannot hold exactly, a lone surrogate) is kept and marked, so the run answers
-//! it the way the TypeScript host does ("binding arguments must be lossless JSON", "program completion must
-//! be lossless JSON").
+//! iterative, raw-token reader of `json.rs` and rebuilds the frame field by field as upstream's
+//! `validateChildFrame` does: extra fields never ride along, and a frame that validator rejects is
+//! [`Parsed::Dropped`] — the run ignores it, as if it was never sent. Rejected are: non-objects, unknown
+//! types, a `log` whose `text` is not a string, a `call` whose `id` is not a finite number other than -0
+//! (so `1.5`, `-3` and `1e300` are kept, and a reply echoes them), whose `global` / `name` is not a string,
+//! that has no `args` or whose `args` are not lossless JSON, and a `done` whose `error` is not an object
+//! with a string `message` and a `kind` of `exception`, `invalid-output` or `output-limit`. Where the
+//! reference reads a token more strictly than JavaScript's `JSON.parse` — an integer a double cannot hold
+//! exactly (upstream's `hasUnsafeIntegerToken` flags that frame as forged), a lone surrogate — in a call's
+//! `id` or `args`, the frame is dropped too (the bootstrap checks a binding's arguments before sending, so
+//! only a forged frame carries them). A line that is not UTF-8 or not JSON at all is an [`Err`]: rc.8
+//! publishes its validator but not the host that parses lines, and the reference ends such a run as
+//! `worker-exit`. A `done` whose `value` is not lossless JSON is kept and marked, so the run fails it
+//! as the TypeScript host does ("program completion must be lossless JSON").
 //!
 //! Spec: RUN-007, RUN-023 (lossless JSON crossing both ways); hostile fd-3 frames (upstream
 //! `validateChildFrame`, `hasUnsafeIntegerToken`, `hasNonLosslessNumber`).
 
 use serde_json::{Map, Value};
 
-use super::json::{self, EXACT_LIMIT, encode_value, json_string};
+use super::json::{self, encode_value, json_string};
 
 /// The largest inbound frame the host buffers: four times the output ledger (a Python spelling of a value
 /// is at most ~3x its JavaScript spelling: `1.0` vs `1`), at least 64 MiB, plus 1 MiB for the envelope.
@@ -58,11 +65,11 @@ pub(super) enum ChildFrame {
         truncated: bool,
     },
     Call {
-        id: u64,
+        /// A finite JavaScript number other than -0 (not necessarily an integer).
+        id: f64,
         global: String,
         name: String,
-        /// `None` when the arguments are not lossless JSON.
-        args: Option<Value>,
+        args: Value,
     },
     Done {
         value: DoneValue,
@@ -70,18 +77,28 @@ pub(super) enum ChildFrame {
     },
 }
 
-/// Parse and validate one line (without its `\n`) received on fd 3.
-pub(super) fn parse_child_frame(line: &[u8]) -> Result<ChildFrame, String> {
+/// What one fd-3 line holds once validated.
+#[derive(Debug)]
+pub(super) enum Parsed {
+    /// A rebuilt frame.
+    Frame(ChildFrame),
+    /// A frame upstream's `validateChildFrame` drops silently.
+    Dropped,
+}
+
+/// Parse and validate one line (without its `\n`) received on fd 3; `Err` when it is not a JSON document.
+pub(super) fn parse_child_frame(line: &[u8]) -> Result<Parsed, String> {
     let text = std::str::from_utf8(line).map_err(|e| format!("frame is not UTF-8 (byte {})", e.valid_up_to()))?;
     let parsed = json::parse(text)?;
     let Value::Object(mut fields) = parsed.value else {
         crate::value::dismantle(parsed.value);
-        return Err("frame is not a JSON object".to_owned());
+        return Ok(Parsed::Dropped);
     };
     let lossy = parsed.lossy_members;
     let result = rebuild(&mut fields, &lossy);
     crate::value::dismantle(Value::Object(fields));
-    result
+    // The reason a frame is rejected is not reported: upstream drops it without a trace.
+    Ok(result.map_or(Parsed::Dropped, Parsed::Frame))
 }
 
 fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFrame, String> {
@@ -103,13 +120,10 @@ fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFra
         }
         "call" => {
             if is_lossy("id") {
-                return Err("call frame `id` is not a lossless number".to_owned());
+                return Err("call frame `id` is -0, not finite, or not exact as a double".to_owned());
             }
             let id = match fields.get("id") {
-                Some(Value::Number(n)) => n
-                    .as_u64()
-                    .filter(|&id| id <= EXACT_LIMIT as u64)
-                    .ok_or_else(|| format!("call frame `id` {n} is not a non-negative safe integer"))?,
+                Some(Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()).ok_or("call frame `id` is not finite")?,
                 _ => return Err("call frame `id` is not a number".to_owned()),
             };
             let global = match fields.get_mut("global") {
@@ -120,14 +134,11 @@ fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFra
                 Some(Value::String(s)) => std::mem::take(s),
                 _ => return Err("call frame `name` is not a string".to_owned()),
             };
+            if is_lossy("args") {
+                return Err("call frame `args` are not lossless JSON".to_owned());
+            }
             let Some(args) = fields.shift_remove("args") else {
                 return Err("call frame has no `args`".to_owned());
-            };
-            let args = if is_lossy("args") {
-                crate::value::dismantle(args);
-                None
-            } else {
-                Some(args)
             };
             Ok(ChildFrame::Call { id, global, name, args })
         }
@@ -135,14 +146,14 @@ fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFra
             let error = match fields.get("error") {
                 None => None,
                 Some(Value::Object(err)) => {
+                    let Some(Value::String(message)) = err.get("message") else {
+                        return Err("done frame `error.message` is not a string".to_owned());
+                    };
                     let kind = match err.get("kind") {
                         Some(Value::String(k)) if k == "exception" => DoneKind::Exception,
                         Some(Value::String(k)) if k == "invalid-output" => DoneKind::InvalidOutput,
                         Some(Value::String(k)) if k == "output-limit" => DoneKind::OutputLimit,
                         _ => return Err("done frame `error.kind` is not exception, invalid-output or output-limit".to_owned()),
-                    };
-                    let Some(Value::String(message)) = err.get("message") else {
-                        return Err("done frame `error.message` is not a string".to_owned());
                     };
                     Some((kind, message.clone()))
                 }
@@ -223,13 +234,15 @@ pub(super) fn run_frame(program: &str) -> Vec<u8> {
 }
 
 /// A failed `reply` frame (upstream `ReplyErr`), newline-terminated.
-pub(super) fn reply_err_frame(id: u64, message: &str) -> Vec<u8> {
+pub(super) fn reply_err_frame(id: f64, message: &str) -> Vec<u8> {
+    let id = crate::value::js_number_string(id);
     format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":false,\"message\":{}}}\n", json_string(message)).into_bytes()
 }
 
 /// A successful `reply` frame (upstream `ReplyOk`), or `None` when `value` is not lossless JSON as a
 /// JavaScript number model sees it (negative zero, an integer a double cannot hold exactly).
-pub(super) fn reply_ok_frame(id: u64, value: &Value) -> Option<Vec<u8>> {
+pub(super) fn reply_ok_frame(id: f64, value: &Value) -> Option<Vec<u8>> {
+    let id = crate::value::js_number_string(id);
     let mut out = format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":true,\"value\":");
     encode_value(&mut out, value)?;
     out.push_str("}\n");
@@ -242,13 +255,20 @@ mod tests {
     use super::*;
 
     fn frame(line: &str) -> Result<ChildFrame, String> {
-        parse_child_frame(line.as_bytes())
+        match parse_child_frame(line.as_bytes())? {
+            Parsed::Frame(frame) => Ok(frame),
+            Parsed::Dropped => Err("dropped".to_owned()),
+        }
+    }
+
+    fn dropped(line: &str) -> bool {
+        matches!(parse_child_frame(line.as_bytes()), Ok(Parsed::Dropped))
     }
 
     #[test]
     fn frames_are_rebuilt_and_marked() {
-        match frame(r#"{"type":"call","id":3,"global":"tools","name":"x","args":{"a":-0.0},"extra":1}"#) {
-            Ok(ChildFrame::Call { id: 3, args: None, .. }) => {}
+        match frame(r#"{"type":"call","id":3,"global":"tools","name":"x","args":{"a":1},"extra":1}"#) {
+            Ok(ChildFrame::Call { id, args, .. }) => assert_eq!((id, args), (3.0, serde_json::json!({"a": 1}))),
             other => panic!("{other:?}"),
         }
         match frame(r#"{"type":"done","value":[1,2.5,"\ud83d\ude00"]}"#) {
@@ -258,14 +278,58 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(frame(r#"{"type":"done","value":"\udc00"}"#), Ok(ChildFrame::Done { value: DoneValue::Lossy, .. })));
-        assert!(frame("garbage").is_err());
-        assert!(frame(r#"{"type":"call","id":-1,"global":"t","name":"x","args":1}"#).is_err());
-        assert!(frame(r#"{"type":"call","id":1.5,"global":"t","name":"x","args":1}"#).is_err());
-        assert!(frame(r#"{"type":"call","id":1,"global":"t","name":"x"}"#).is_err());
-        assert!(frame(r#"{"type":"nope"}"#).is_err());
-        assert!(frame(r#"{"type":"done","error":null}"#).is_err());
-        assert!(frame(r#"{"type":"log","text":"a"} x"#).is_err());
-        assert!(frame(r#"{"type":"log","text":"a","#).is_err());
+        match frame(r#"{"type":"done","error":{"kind":"exception","message":"m","extra":1},"value":2}"#) {
+            Ok(ChildFrame::Done { value: DoneValue::Value(v), error: Some((DoneKind::Exception, m)) }) => {
+                assert_eq!((v, m.as_str()), (serde_json::json!(2), "m"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(frame(r#"{"type":"log","text":"hi","truncated":"yes","extra":1}"#), Ok(ChildFrame::Log { truncated: false, .. })));
+        assert!(matches!(frame(r#"{"type":"boot-ack","x":1}"#), Ok(ChildFrame::BootAck)));
+        assert!(parse_child_frame(b"garbage").is_err());
+        assert!(parse_child_frame(br#"{"type":"log","text":"a"} x"#).is_err());
+        assert!(parse_child_frame(br#"{"type":"log","text":"a","#).is_err());
+    }
+
+    /// rc.8's `validateChildFrame` (probed, spec/audit/code-mode.md L21): ids that are finite numbers other
+    /// than -0 are kept, whatever their sign or integrality; everything else listed is dropped silently.
+    #[test]
+    fn frames_upstream_drops_are_dropped_and_what_it_keeps_is_kept() {
+        for id in ["1.5", "-3", "1e300"] {
+            let line = format!(r#"{{"type":"call","id":{id},"global":"x","name":"n","args":{{}}}}"#);
+            assert!(matches!(frame(&line), Ok(ChildFrame::Call { .. })), "{line}");
+        }
+        for line in [
+            "null",
+            "5",
+            r#"{"type":"log","text":1}"#,
+            r#"{"type":"call","id":-0,"global":"t","name":"x","args":1}"#,
+            r#"{"type":"call","id":1e400,"global":"t","name":"x","args":1}"#,
+            r#"{"type":"call","id":"1","global":"t","name":"x","args":1}"#,
+            r#"{"type":"call","id":1,"global":"t","name":"x"}"#,
+            r#"{"type":"call","id":1,"global":1,"name":"x","args":1}"#,
+            r#"{"type":"call","id":1,"global":"t","name":"x","args":{"z":-0}}"#,
+            r#"{"type":"call","id":1,"global":"t","name":"x","args":[1e400]}"#,
+            r#"{"type":"done","error":{"kind":"timeout","message":"m"}}"#,
+            r#"{"type":"done","error":{"kind":"exception","message":1}}"#,
+            r#"{"type":"done","error":null}"#,
+            r#"{"type":"reply"}"#,
+            r#"{"type":"nope"}"#,
+        ] {
+            assert!(dropped(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn reply_ids_echo_the_call_id_as_javascript_prints_it() {
+        assert_eq!(reply_err_frame(1.5, "m"), br#"{"type":"reply","id":1.5,"ok":false,"message":"m"}
+"#.to_vec());
+        assert_eq!(reply_ok_frame(1e300, &serde_json::json!(1)), Some(br#"{"type":"reply","id":1e+300,"ok":true,"value":1}
+"#.to_vec()));
+    }
+
+    #[test]
+    fn deep_values_are_read_without_recursion() {
         let deep = format!("{{\"type\":\"done\",\"value\":{}{}}}", "[".repeat(200_000), "]".repeat(200_000));
         match frame(&deep) {
             Ok(ChildFrame::Done { value: DoneValue::Value(v), .. }) => crate::value::dismantle(v),

@@ -28,9 +28,10 @@
 //!   creation); start-up is ~50 ms on an idle machine, several times that on a loaded one.
 //! - `sys.exit()` escaping the program ends the process like a script's (`worker-exit`, `worker exited with
 //!   code <n> before completing`), as `process.exit()` ends the TypeScript worker; `os._exit(n)` and fatal
-//!   signals likewise (`... with signal SIGSEGV ...`). A malformed fd-3 frame is `worker-exit` with
-//!   `worker sent a malformed frame: <why>` (upstream's host drops such frames silently; a well-formed
-//!   frame with a lossy payload is answered as the TypeScript host answers it).
+//!   signals likewise (`... with signal SIGSEGV ...`). An fd-3 frame upstream's `validateChildFrame`
+//!   rejects is dropped silently and the run goes on; one it keeps is served, whatever its call id
+//!   (`frames.rs`, RUN-051). A line that is not JSON at all is `worker-exit` with `worker sent a malformed
+//!   frame: <why>` (rc.8 does not publish the host's line parsing).
 //! - The interpreter must be Python 3.10 or later; it runs with `-I` (isolated: no user site, no `PYTHON*`
 //!   variables) and an empty environment.
 //! - `tools.name()` without an argument rejects with "binding arguments must be lossless JSON", like the

@@ -5,7 +5,7 @@
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
 //! and the result built through the output ledger.
 //!
-//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041.
+//! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-051.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -219,7 +219,7 @@ async fn next_ready<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option
 
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
 /// panicked, with the panic's message).
-type CallOutcome = (u64, Result<Result<Value, String>, String>);
+type CallOutcome = (f64, Result<Result<Value, String>, String>);
 
 /// The state of one run between spawn and settlement.
 struct Driver {
@@ -232,7 +232,7 @@ struct Driver {
     /// `terminalOverride`).
     terminal_override: Option<String>,
     namespaces: Vec<Namespace>,
-    answered: HashSet<u64>,
+    answered: HashSet<u64>, // the bits of each answered call id
     /// Pending binding calls, polled by the run's own loop. Their replies go out in the order the bindings
     /// resolved (wake order), which is the order the bridge committed them: the program receives results
     /// in commit order, as upstream's host delivers them (RUN-041). Tasks on a multi-threaded runtime
@@ -345,7 +345,9 @@ impl Driver {
     /// One complete frame line.
     fn on_line(&mut self, line: &[u8]) -> Option<Finish> {
         let frame = match frames::parse_child_frame(line) {
-            Ok(frame) => frame,
+            Ok(frames::Parsed::Frame(frame)) => frame,
+            // What upstream's validateChildFrame rejects is dropped silently (as if never sent).
+            Ok(frames::Parsed::Dropped) => return None,
             Err(e) => return Some(malformed(e)),
         };
         if !self.booted {
@@ -395,24 +397,17 @@ impl Driver {
     }
 
     /// A `call` frame: answered at most once per id, like upstream's host.
-    fn on_call(&mut self, id: u64, global: &str, name: &str, args: Option<Value>) {
-        if !self.answered.insert(id) {
-            if let Some(args) = args {
-                crate::value::dismantle(args);
-            }
+    fn on_call(&mut self, id: f64, global: &str, name: &str, args: Value) {
+        // Ids are JavaScript numbers (finite, never -0), so their bits identify them.
+        if !self.answered.insert(id.to_bits()) {
+            crate::value::dismantle(args);
             return;
         }
         let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.functions.get(name)).cloned();
         let Some(function) = function else {
-            if let Some(args) = args {
-                crate::value::dismantle(args);
-            }
+            crate::value::dismantle(args);
             let label = json::json_string(&format!("{global}.{name}"));
             let _ = self.outbox.send(frames::reply_err_frame(id, &format!("unknown binding {label}")));
-            return;
-        };
-        let Some(args) = args else {
-            let _ = self.outbox.send(frames::reply_err_frame(id, "binding arguments must be lossless JSON"));
             return;
         };
         // Call the binding here, in frame order: its synchronous part submits the call (the run_code bridge

@@ -67,6 +67,8 @@ pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, source: &str) -> r
             }
         })?,
     )?;
+    let exit_host = host.clone();
+    natives.set("exit", Function::new(ctx.clone(), move |code: i32| exit_host.meter.exit(code))?)?;
     natives.set(
         "promiseState",
         Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: JsValue<'js>| -> rquickjs::Result<JsValue<'js>> {

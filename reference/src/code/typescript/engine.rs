@@ -13,7 +13,7 @@
 //! "'use strict';\n" + code)` called with the namespaces, the error classes and the console shim.
 //!
 //! Spec: RUN-002 (async-function body), RUN-022 (exception text), RUN-023 (completion must be lossless),
-//! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-032 (abort),
+//! RUN-027 (busy budget), RUN-028 (wall ceiling), RUN-031 (heap cap → worker-exit), RUN-053 (`process.exit` → worker-exit), RUN-032 (abort),
 //! RUN-034 (fresh state per run). Unhandled rejections are uncaught errors, as in Node: `worker-exit`.
 
 use std::future::Future;
@@ -247,7 +247,7 @@ impl Engine {
         let reusable = kept && !self.oom.load(Ordering::Relaxed) && !spec.signal.aborted();
         // A limit can be crossed after the program settled but before the host saw it; upstream's host
         // decides on whichever event it handles first, which here is the settled program.
-        (finish(ledger, outcome, &spec.signal, &limits), reusable)
+        (finish(ledger, outcome, &spec.signal, &limits, meter.exit_code()), reusable)
     }
 }
 
@@ -255,11 +255,12 @@ impl Engine {
 pub(crate) fn execute(spec: &RunSpec) -> CodeRunResult {
     match Engine::new(&spec.limits, false) {
         Ok(engine) => engine.run(spec).0,
-        Err(message) => finish(Ledger::new(spec.limits.max_output_bytes), Outcome::WorkerError(message), &spec.signal, &spec.limits),
+        Err(message) => finish(Ledger::new(spec.limits.max_output_bytes), Outcome::WorkerError(message), &spec.signal, &spec.limits, 0),
     }
 }
 
-fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits) -> CodeRunResult {
+/// `exit_code`: what `process.exit` was called with, for an [`Terminal::Exit`] ending.
+fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits, exit_code: i32) -> CodeRunResult {
     // The caller's abort wins over what the program did once it happened: the program learns of it only
     // through bindings rejected because the run is over (`... result discarded`), and upstream's host
     // settles on the abort event before it reads the worker's next message. Until the runtime returns,
@@ -289,6 +290,10 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
             Terminal::HeapCap => ledger.failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
             Terminal::Dropped | Terminal::Retired => ledger.failure(CodeRunErrorKind::Abort, "run dropped".to_owned()),
             Terminal::Released => ledger.failure(CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()),
+            Terminal::Exit => ledger.failure(
+                CodeRunErrorKind::WorkerExit,
+                format!("worker exited with code {exit_code} before completing"),
+            ),
         },
     }
 }

@@ -10,7 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Wake;
 use std::thread::Thread;
@@ -36,11 +36,13 @@ pub(crate) enum Terminal {
     HeapCap = 5,
     /// The caller dropped the run's future: nothing observes the outcome.
     Dropped = 6,
+    /// The program called `process.exit(code)` ([`Meter::exit_code`]).
+    Exit = 7,
     /// The persistent environment the run is in was released (CDM-040).
-    Released = 7,
+    Released = 8,
     /// A persistent run is over: its host takes no new work (a binding or timer of this run called from
     /// a later one starts nothing).
-    Retired = 8,
+    Retired = 9,
 }
 
 impl Terminal {
@@ -52,8 +54,9 @@ impl Terminal {
             4 => Self::OutputLimit,
             5 => Self::HeapCap,
             6 => Self::Dropped,
-            7 => Self::Released,
-            8 => Self::Retired,
+            7 => Self::Exit,
+            8 => Self::Released,
+            9 => Self::Retired,
             _ => return None,
         })
     }
@@ -69,6 +72,7 @@ pub(crate) struct Meter {
     busy_ns: AtomicU64,
     segment_start_ns: AtomicU64,
     terminal: AtomicU8,
+    exit_code: AtomicI32,
     pub(crate) oom: Arc<AtomicBool>,
     signal: RunSignal,
     dropped: CancellationToken,
@@ -96,6 +100,7 @@ impl Meter {
             busy_ns: AtomicU64::new(0),
             segment_start_ns: AtomicU64::new(NO_SEGMENT),
             terminal: AtomicU8::new(0),
+            exit_code: AtomicI32::new(0),
             oom,
             signal,
             dropped,
@@ -148,6 +153,20 @@ impl Meter {
     /// Record why the run ends (the first reason wins).
     pub(crate) fn terminate(&self, reason: Terminal) {
         let _ = self.terminal.compare_exchange(0, reason as u8, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The program called `process.exit(code)`: the run ends as if its worker exited (unless an earlier
+    /// reason already ended it).
+    pub(crate) fn exit(&self, code: i32) {
+        if self.terminal.load(Ordering::Acquire) == 0 {
+            self.exit_code.store(code, Ordering::Release);
+        }
+        self.terminate(Terminal::Exit);
+    }
+
+    /// The code `process.exit` was called with (meaningful once the terminal reason is [`Terminal::Exit`]).
+    pub(crate) fn exit_code(&self) -> i32 {
+        self.exit_code.load(Ordering::Acquire)
     }
 
     /// The terminal reason, if any; a failed allocation counts even if the program caught the engine's

@@ -7,13 +7,16 @@
 //    holes and grouping, Map/Set, Date, RegExp, errors (stack plus extra keys), boxed primitives, typed
 //    arrays, promises, weak collections, functions and classes, getters/setters, circular references;
 //  - `makeConsole`: the five-method console shim (`log`, `info`, `warn`, `error`, `debug`);
-//  - `makeProcess`: `process.stdout` / `process.stderr` whose `write` is captured like a log entry;
+//  - `makeProcess`: `process.stdout` / `process.stderr` whose `write` is captured like a log entry, and
+//    `process.exit(code)`, which ends the run as its worker exiting (the host's `exit`, then a loop the
+//    engine's interrupt ends: nothing after it runs, a try/catch cannot keep the program alive);
 //  - `makeErrorClass`: a namespace's rejection class (a real `Error` subclass, so `instanceof` works);
 //  - `describeThrown`: the exception text upstream reports (`error.stack` for errors, else `String(x)`).
-// `host` is { emit(text), promiseState(p), source } from Rust (`source`: the body the engine compiles).
+// `host` is { emit(text), promiseState(p), exit(code), source } from Rust (`source`: the body the engine compiles).
 export default function (host) {
   'use strict';
   const emit = host.emit;
+  const exitHost = host.exit;
   const promiseState = host.promiseState;
   const MapCtor = Map;
   const mapGet = Map.prototype.get;
@@ -738,7 +741,11 @@ export default function (host) {
       };
       return s;
     };
-    return { stdout: stream(), stderr: stream(), env: {} };
+    const exit = (code) => {
+      exitHost(code === undefined ? 0 : Number(code) | 0);
+      for (;;) { /* interrupted by the host: the run is over */ }
+    };
+    return { stdout: stream(), stderr: stream(), env: {}, exit };
   }
   const queueMicrotaskFn = (fn) => { call(promiseThen, promiseResolve(undefined), () => fn()); };
   const promiseThen = Promise.prototype.then;
