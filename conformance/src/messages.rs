@@ -33,6 +33,7 @@ protocol_schemas!(
     "scope-open.result",
     "scope-drop.result",
     "plugin-dispose.result",
+    "registry-dispose.result",
     "handle-dispose.result",
     "tools-get.result",
     "tools-schemas.result",

@@ -166,6 +166,9 @@ pub enum Action {
     DropAgent(String),
     /// Dispose a fixture plugin (its fiber) with all it registered (REG-014).
     DisposePlugin(String),
+    /// Dispose the registry itself (`disposeRegistry: true`; upstream: the `ToolRuntime` plugin's fiber),
+    /// with everything registered through it (REG-027).
+    DisposeRegistry(bool),
     /// `tools.get`.
     Get(Get),
     /// `tools.schemas`.
@@ -204,6 +207,7 @@ impl Action {
             Action::OpenAgent(_) => "openAgent",
             Action::DropAgent(_) => "dropAgent",
             Action::DisposePlugin(_) => "disposePlugin",
+            Action::DisposeRegistry(_) => "disposeRegistry",
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",

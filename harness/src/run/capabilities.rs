@@ -10,7 +10,7 @@ use dsh_conformance::subject::SubjectInfo;
 use super::verdict::Verdict;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 12] = [
+pub const KNOWN_FEATURES: [&str; 13] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -23,6 +23,7 @@ pub const KNOWN_FEATURES: [&str; 12] = [
     features::SDK,
     features::SCHEMA,
     features::CODEMODE,
+    features::PLUGINS,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

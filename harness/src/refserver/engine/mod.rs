@@ -90,6 +90,11 @@ struct State {
     disposed: std::collections::HashSet<String>,
     /// Fixture plugins disposed already (a plugin's fiber does not restart).
     disposed_plugins: std::collections::HashSet<String>,
+    /// The setup's prompt sections and assemble listeners (`setup.prompt`), registered through the fixture
+    /// plugin upstream: they go with the registry.
+    prompt_contributions: Vec<HookGuard>,
+    /// `registry/dispose` was served: the registry requests are refused from then on (REG-027).
+    registry_disposed: bool,
 }
 
 /// The runtime of one session.
@@ -143,7 +148,7 @@ impl Engine {
         }
         if let Some(prompt) = &setup.prompt {
             let guards = super::prompt::contribute(&engine.prompt, prompt, |agent| engine.registering_scope(agent))?;
-            engine.state().own.extend(guards);
+            engine.state().prompt_contributions.extend(guards);
         }
         engine.apply_codemode(&setup)?;
         for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {
@@ -411,6 +416,7 @@ impl Engine {
 
     /// Starts a call: records it and returns the task that executes it and publishes its result.
     pub fn start_call(&self, params: Params<'_>) -> Result<CallTask, Failure> {
+        self.require_registry("call/start")?;
         let call_id = params.str("callId")?.to_owned();
         let name = params.str("name")?.to_owned();
         let agent = self.agent_key(params.opt_str("agent")?)?;
