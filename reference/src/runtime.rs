@@ -237,7 +237,14 @@ impl ToolRuntime {
     }
 
     /// Mask inherited tools for one agent scope (its own registrations stay visible); masks intersect.
-    /// Dropping the guard lifts the mask.
+    /// Dropping the guard lifts the mask. A plain-context (process-wide) restriction, which upstream
+    /// rejects at run time, cannot be written: `scope` is not optional (SCOPE-017).
+    ///
+    /// ```compile_fail
+    /// use dsh_tools::{ToolFilter, ToolRuntime, ToolsConfig};
+    /// let rt = ToolRuntime::new(ToolsConfig::default());
+    /// let _mask = rt.restrict(None, ToolFilter::default()); // no plain-context restrict
+    /// ```
     pub fn restrict(&self, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
         self.inner.pipeline.registry.restrict(scope, filter)
     }
