@@ -218,6 +218,15 @@ export const METHODS = {
     return {};
   },
 
+  async 'approval/unmount'(params, session) {
+    void params;
+    const fiber = session.approvalFiber;
+    if (fiber === undefined) throw new AdapterError('approval/unmount: no approval seam is mounted (setup.approval)', -32003);
+    session.approvalFiber = undefined;
+    await fiber.dispose();
+    return {};
+  },
+
   async 'registry/dispose'(params, session) {
     void params;
     await session.disposeRegistry();

@@ -192,7 +192,10 @@ export class FixtureSession {
     }
     await this.mount(root.plugin(SystemPrompt, promptConfig), 'dsh-system-prompt');
     if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, runtimeConfig(setup.runtimeLimits)), 'dsh-code-runtime-worker-thread');
-    if (setup.approval !== undefined) await this.mount(root.plugin(ApprovalService, {}), 'dsh-user-approval');
+    if (setup.approval !== undefined) {
+      this.approvalFiber = root.plugin(ApprovalService, {});
+      await this.mount(this.approvalFiber, 'dsh-user-approval');
+    }
     this.toolsFiber = root.plugin(ToolRuntime, toolsConfig);
     await this.mount(this.toolsFiber, 'dsh-tools');
 

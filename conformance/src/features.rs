@@ -53,6 +53,7 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
             Action::AddHook(h) => listener_features(&h.listener, &mut add),
             Action::Restrict(_) | Action::OpenAgent(_) | Action::DropAgent(_) => add(AGENTS),
             Action::DisposePlugin(_) | Action::DisposeRegistry(_) => add(PLUGINS),
+            Action::UnmountApproval(_) => add(APPROVAL),
             Action::PresentAs(p) => {
                 add(CODE_MODE);
                 if p.agent.is_some() {

@@ -34,6 +34,7 @@ protocol_schemas!(
     "scope-drop.result",
     "plugin-dispose.result",
     "registry-dispose.result",
+    "approval-unmount.result",
     "handle-dispose.result",
     "tools-get.result",
     "tools-schemas.result",

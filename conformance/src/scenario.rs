@@ -169,6 +169,9 @@ pub enum Action {
     /// Dispose the registry itself (`disposeRegistry: true`; upstream: the `ToolRuntime` plugin's fiber),
     /// with everything registered through it (REG-027).
     DisposeRegistry(bool),
+    /// Unmount the approval seam mounted by `setup.approval` (`unmountApproval: true`; upstream: dispose
+    /// the ApprovalService fiber) (APPR-010).
+    UnmountApproval(bool),
     /// `tools.get`.
     Get(Get),
     /// `tools.schemas`.
@@ -208,6 +211,7 @@ impl Action {
             Action::DropAgent(_) => "dropAgent",
             Action::DisposePlugin(_) => "disposePlugin",
             Action::DisposeRegistry(_) => "disposeRegistry",
+            Action::UnmountApproval(_) => "unmountApproval",
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",

@@ -93,6 +93,8 @@ struct State {
     /// The setup's prompt sections and assemble listeners (`setup.prompt`), registered through the fixture
     /// plugin upstream: they go with the registry.
     prompt_contributions: Vec<HookGuard>,
+    /// The mounted approval seam (`setup.approval`); `approval/unmount` drops it (APPR-010).
+    approval: Option<HookGuard>,
     /// `registry/dispose` was served: the registry requests are refused from then on (REG-027).
     registry_disposed: bool,
 }
@@ -141,7 +143,7 @@ impl Engine {
         }
         if let Some(seam) = approval {
             let mounted = engine.runtime.mount_approval(Arc::new(seam));
-            engine.state().own.push(mounted);
+            engine.state().approval = Some(mounted);
         }
         for agent in setup.agents.iter().flatten() {
             engine.open_agent(agent.name(), agent.parent())?;

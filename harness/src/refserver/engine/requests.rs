@@ -29,6 +29,7 @@ impl Engine {
             }
         }
         let outcome = match method {
+            "approval/unmount" => self.unmount_approval().map(|()| json!({})),
             "registry/dispose" => {
                 self.dispose_registry();
                 Ok(json!({}))
@@ -84,6 +85,19 @@ impl Engine {
             (dropped, std::mem::take(&mut state.prompt_contributions))
         };
         drop(dropped);
+    }
+
+    /// `approval/unmount`: the seam `setup.approval` mounted goes, as disposing upstream's ApprovalService
+    /// fiber does; later asks find no seam (APPR-010).
+    fn unmount_approval(&self) -> Result<(), Failure> {
+        let mounted = self.state().approval.take();
+        match mounted {
+            Some(guard) => {
+                guard.dispose();
+                Ok(())
+            }
+            None => Err(Failure::new(INVALID_STATE, "approval/unmount: no approval seam is mounted (setup.approval)")),
+        }
     }
 
     fn tools_register(&self, params: Params<'_>) -> Result<Value, Failure> {
