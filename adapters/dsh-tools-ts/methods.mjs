@@ -144,7 +144,11 @@ export const METHODS = {
   },
 
   'tools/schemas'(params, session) {
-    return { schemas: session.ctx.tools.schemas(session.agentKey(params.agent)) };
+    const agent = session.agentKey(params.agent);
+    let schemas;
+    // schemas() throws for non-lossless raw parameters (REG-020): an outcome, without schemas.
+    const outcome = outcomeOf(() => { schemas = session.ctx.tools.schemas(agent); });
+    return outcome.ok ? { schemas } : { outcome };
   },
 
   'tools/executionMode'(params, session) {
@@ -245,10 +249,30 @@ export const METHODS = {
     return {};
   },
 
+  async 'approval/unmount'(params, session) {
+    void params;
+    const fiber = session.approvalFiber;
+    if (fiber === undefined) throw new AdapterError('approval/unmount: no approval seam is mounted (setup.approval)', -32003);
+    session.approvalFiber = undefined;
+    await fiber.dispose();
+    return {};
+  },
+
+  async 'registry/dispose'(params, session) {
+    void params;
+    await session.disposeRegistry();
+    return {};
+  },
+
   async 'prompt/assemble'(params, session) {
+    if (session.registryDisposed && params.agent !== undefined) {
+      throw new AdapterError('prompt/assemble: the registry of this session is disposed (its agent scopes are inactive)', -32003);
+    }
     const agent = session.agentKey(params.agent);
     const context = agent !== undefined ? { scope: agent, agent } : {};
-    const { outcome, value } = await outcomeOfAsync(() => session.ctx.systemPrompt.assemble(context));
+    // After registry/dispose the fixture context is inactive: assemble through the root's prompt service.
+    const prompt = session.registryDisposed ? session.root.systemPrompt : session.ctx.systemPrompt;
+    const { outcome, value } = await outcomeOfAsync(() => prompt.assemble(context));
     if (!outcome.ok) return { outcome };
     return { outcome, sections: value.sections, tools: value.tools };
   },

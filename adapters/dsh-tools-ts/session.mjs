@@ -53,6 +53,7 @@ export class FixtureSession {
     this.handles = new Map(); // handle -> disposer
     this.fixtures = new Map(); // tool handle -> fixture
     this.liveTasks = 0;
+    this.registryDisposed = false; // registry/dispose was served (REG-027)
     this.marks = new Set(); // labels of mark events sent so far
     this.markWaiters = new Map(); // label -> [resolve]
   }
@@ -191,8 +192,12 @@ export class FixtureSession {
     }
     await this.mount(root.plugin(SystemPrompt, promptConfig), 'dsh-system-prompt');
     if (setup.runtime === 'typescript') await this.mount(root.plugin(WorkerThreadCodeRuntime, runtimeConfig(setup.runtimeLimits)), 'dsh-code-runtime-worker-thread');
-    if (setup.approval !== undefined) await this.mount(root.plugin(ApprovalService, {}), 'dsh-user-approval');
-    await this.mount(root.plugin(ToolRuntime, toolsConfig), 'dsh-tools');
+    if (setup.approval !== undefined) {
+      this.approvalFiber = root.plugin(ApprovalService, {});
+      await this.mount(this.approvalFiber, 'dsh-user-approval');
+    }
+    this.toolsFiber = root.plugin(ToolRuntime, toolsConfig);
+    await this.mount(this.toolsFiber, 'dsh-tools');
 
     // The fixture plugin: a plain plugin context, as tool and policy plugins get.
     let fixtureCtx;
@@ -368,6 +373,17 @@ export class FixtureSession {
     if (plugin.disposed) throw new AdapterError(`plugin "${name}" is already disposed`, -32003);
     plugin.disposed = true;
     await plugin.fiber.dispose();
+  }
+
+  /**
+   * `registry/dispose`: disposes the ToolRuntime plugin's fiber (REG-027). Every context that injects
+   * `tools` — the fixture plugin, the fixture plugins, the agent scopes built from them — goes inactive
+   * with all it registered; only the root's prompt service stays reachable.
+   */
+  async disposeRegistry() {
+    if (this.registryDisposed) throw new AdapterError('registry/dispose: the registry of this session is already disposed', -32003);
+    this.registryDisposed = true;
+    await this.toolsFiber.dispose();
   }
 
   addHook(kind, listener) {

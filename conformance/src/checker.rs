@@ -235,7 +235,7 @@ fn allowed_keys(action: &Action) -> &'static [&'static str] {
             &["ok", "threw"]
         }
         Action::Get(_) => &["tool"],
-        Action::Schemas(_) => &["schemas", "names"],
+        Action::Schemas(_) => &["ok", "threw", "schemas", "names"],
         Action::ExecutionMode(_) => &["mode"],
         Action::Present(_) => &["present"],
         Action::Definition(_) => &["definition"],

@@ -11,7 +11,7 @@ use crate::subject::SubjectInfo;
 
 /// Any agent field or step.
 pub const AGENTS: &str = "agents";
-/// A tool fixture's `plugin`, or a `disposePlugin` step.
+/// A tool fixture's `plugin`, a `disposePlugin` or a `disposeRegistry` step.
 pub const PLUGINS: &str = "plugins";
 /// `setup.approval`.
 pub const APPROVAL: &str = "approval";
@@ -57,7 +57,8 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
         match &step.action {
             Action::AddHook(h) => listener_features(&h.listener, &mut add),
             Action::Restrict(_) | Action::OpenAgent(_) | Action::DropAgent(_) => add(AGENTS),
-            Action::DisposePlugin(_) => add(PLUGINS),
+            Action::DisposePlugin(_) | Action::DisposeRegistry(_) => add(PLUGINS),
+            Action::UnmountApproval(_) => add(APPROVAL),
             Action::Environments(_) => add(CODEMODE),
             Action::PresentAs(p) => {
                 add(CODE_MODE);

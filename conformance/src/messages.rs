@@ -33,6 +33,8 @@ protocol_schemas!(
     "scope-open.result",
     "scope-drop.result",
     "plugin-dispose.result",
+    "registry-dispose.result",
+    "approval-unmount.result",
     "handle-dispose.result",
     "tools-get.result",
     "tools-schemas.result",

@@ -108,6 +108,8 @@ impl RequestBuilder {
             ),
             Action::DropAgent(a) => one("scope/drop", self.params(vec![("agent", s(a))])),
             Action::DisposePlugin(p) => one("plugin/dispose", self.params(vec![("plugin", s(p))])),
+            Action::DisposeRegistry(_) => one("registry/dispose", self.params(vec![])),
+            Action::UnmountApproval(_) => one("approval/unmount", self.params(vec![])),
             Action::Get(g) => one("tools/get", self.params(vec![("name", s(&g.name)), ("agent", so(&g.agent))])),
             Action::Schemas(a) => one("tools/schemas", self.params(vec![("agent", so(&a.agent))])),
             Action::ExecutionMode(e) => one(

@@ -166,6 +166,12 @@ pub enum Action {
     DropAgent(String),
     /// Dispose a fixture plugin (its fiber) with all it registered (REG-014).
     DisposePlugin(String),
+    /// Dispose the registry itself (`disposeRegistry: true`; upstream: the `ToolRuntime` plugin's fiber),
+    /// with everything registered through it (REG-027).
+    DisposeRegistry(bool),
+    /// Unmount the approval seam mounted by `setup.approval` (`unmountApproval: true`; upstream: dispose
+    /// the ApprovalService fiber) (APPR-010).
+    UnmountApproval(bool),
     /// `tools.get`.
     Get(Get),
     /// `tools.schemas`.
@@ -210,6 +216,8 @@ impl Action {
             Action::OpenAgent(_) => "openAgent",
             Action::DropAgent(_) => "dropAgent",
             Action::DisposePlugin(_) => "disposePlugin",
+            Action::DisposeRegistry(_) => "disposeRegistry",
+            Action::UnmountApproval(_) => "unmountApproval",
             Action::Get(_) => "get",
             Action::Schemas(_) => "schemas",
             Action::ExecutionMode(_) => "executionMode",

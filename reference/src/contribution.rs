@@ -14,7 +14,7 @@
 //! With an executor installed for the assembling scope ([`crate::executor`]), the tool list is its
 //! `describe` of the visible schemas instead.
 //!
-//! Spec: PROMPT-008..PROMPT-017, CDM-001, CDM-006.
+//! Spec: PROMPT-008..PROMPT-017, CDM-001, CDM-006, REG-027.
 
 use std::sync::{Arc, Weak};
 
@@ -151,7 +151,10 @@ impl Tools {
 pub(crate) struct ToolsPromptLink {
     prompt: SystemPrompt,
     tools: Tools,
-    _global: Vec<HookGuard>,
+    /// The global registrations; emptied by [`detach`](Self::detach).
+    global: std::sync::Mutex<Vec<HookGuard>>,
+    /// Set by [`detach`](Self::detach): later `presentAs` declarations add no sections.
+    detached: std::sync::atomic::AtomicBool,
 }
 
 impl ToolsPromptLink {
@@ -172,7 +175,21 @@ impl ToolsPromptLink {
             global.push(prompt.section(None, tools.collapse_section())?);
             global.push(prompt.section(None, tools.sdk_section())?);
         }
-        Ok(Self { prompt: prompt.clone(), tools, _global: global })
+        Ok(Self {
+            prompt: prompt.clone(),
+            tools,
+            global: std::sync::Mutex::new(global),
+            detached: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Withdraw the global registrations (the tool provider and the config mode's sections), as disposing
+    /// upstream's `ToolRuntime` plugin does; idempotent. Later `presentAs` declarations add no sections.
+    /// REG-027.
+    pub(crate) fn detach(&self) {
+        self.detached.store(true, std::sync::atomic::Ordering::SeqCst);
+        let global = std::mem::take(&mut *self.global.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        drop(global); // outside the lock: a guard's removal runs the prompt service's code
     }
 
     /// Register an executor's section in `scope` on its behalf (CDM-006): the prompt service's rules
@@ -184,7 +201,7 @@ impl ToolsPromptLink {
     /// A `presentAs` declaration's prompt side: a non-native declaration adds both sections to the scope's
     /// layer. The returned guard withdraws the sections, then the declaration.
     pub(crate) fn present_as(&self, scope: &ScopeKey, mode: ToolMode, declared: HookGuard) -> Result<HookGuard, PresentAsError> {
-        if mode == ToolMode::Native {
+        if mode == ToolMode::Native || self.detached.load(std::sync::atomic::Ordering::SeqCst) {
             return Ok(declared);
         }
         let collapse = self.prompt.section(Some(scope), self.tools.collapse_section()).map_err(present_as_error)?;
@@ -293,6 +310,26 @@ mod tests {
         declared.dispose();
         drop(rt);
         assert!(prompt.assemble(None)?.tools.is_empty());
+        Ok(())
+    }
+    #[test]
+    fn detaching_withdraws_the_provider_and_the_sections_while_the_runtime_lives() -> Result<(), PromptError> {
+        let (prompt, rt) = runtime(ToolMode::Code)?;
+        let _t = rt.register(tool("zeta"), None).map_err(|e| PromptError::new(e.message))?;
+        let _mounted = rt.mount_code_runtime(Arc::new(Fake("typescript")));
+        let agent = ScopeKey::new("a1");
+        let before: Vec<String> = section_texts(&prompt, None)?.into_iter().map(|(name, _)| name).collect();
+        assert_eq!(before[2..], [CODE_ONLY_SECTION.to_owned(), SDK_SECTION.to_owned()]);
+        assert_eq!(prompt.assemble(None)?.tools.len(), 1);
+        rt.detach_prompt();
+        rt.detach_prompt();
+        assert_eq!(section_texts(&prompt, None)?.len(), 2);
+        assert!(prompt.assemble(None)?.tools.is_empty());
+        // A declaration after the detachment adds no sections.
+        let _declared = rt.present_as(Some(&agent), ToolMode::Code).map_err(|e| PromptError::new(e.message))?;
+        assert_eq!(section_texts(&prompt, Some(&agent))?.len(), 2);
+        // The runtime itself still answers.
+        assert_eq!(rt.schemas(None).len(), 2);
         Ok(())
     }
 }

@@ -1,9 +1,9 @@
 //! Error vocabulary: the open [`ErrorCode`] newtype with upstream's code strings, the `{ name, code }`
 //! [`ErrorInfo`] a `HarnessError` carries, [`ToolFailure`] (what bodies and listeners fail with),
 //! [`RegisterError`] (registration-time rejections with upstream's error class name and exact message) and
-//! [`JsonSchemaError`].
+//! [`JsonSchemaError`] and [`SchemasError`] (why a checked schema read failed).
 //!
-//! Spec: REG-002, REG-003, REG-005, REG-006, REG-008, ARG-004, OUT-002, UNK-001, PIPE-009.
+//! Spec: REG-002, REG-003, REG-005, REG-006, REG-008, REG-020, ARG-004, OUT-002, UNK-001, PIPE-009.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -232,3 +232,33 @@ impl fmt::Display for RegisterError {
 }
 
 impl std::error::Error for RegisterError {}
+
+/// Why [`ToolRuntime::try_schemas`](crate::ToolRuntime::try_schemas) failed, where upstream's `schemas()`
+/// throws an `Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchemasErrorKind {
+    /// A visible tool's raw parameters hold a value that is not lossless JSON (`-0`): upstream's
+    /// `tool "<name>" parameters must be lossless JSON before schema projection`. REG-020.
+    NotLossless,
+    /// The mounted code runtime's language has no `run_code` schema flavor (upstream's message from the
+    /// flavor lookup).
+    Flavor,
+}
+
+/// A failed schema read, with upstream's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemasError {
+    /// What failed.
+    pub kind: SchemasErrorKind,
+    /// Upstream's exact message.
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemasError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SchemasError {}

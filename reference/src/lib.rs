@@ -329,7 +329,7 @@ pub use definition::{
     BoxFuture, ConcurrencyClassifier, FinalizeContentFn, OutputDeclaration, Parameters, PresentCallFn,
     PresentResultFn, PresentationMetaFn, RenderFn, ToolBody, ToolDefinition, ToolSchema,
 };
-pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, ToolFailure};
+pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, SchemasError, SchemasErrorKind, ToolFailure};
 pub use executor::{NativeExecutor, SetExecutorError, SetExecutorErrorKind, ToolExecutor};
 pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};

@@ -15,7 +15,7 @@ use crate::code::transport::CodeTransport;
 use crate::code::{CodeDispatchLogListener, CodeDispatchObserver, CodeRuntime, DispatchLogHooks};
 use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
-use crate::error::RegisterError;
+use crate::error::{RegisterError, SchemasError, SchemasErrorKind};
 use crate::executor::{ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
@@ -164,6 +164,20 @@ impl ToolRuntime {
         Ok(runtime)
     }
 
+    /// Withdraw everything this runtime contributed globally to its [`SystemPrompt`]
+    /// ([`try_with_prompt`](Self::try_with_prompt)): the tool provider, so an assembly lists no tools
+    /// (`run_code` included), and under a non-native config mode the `tools:code-only` and `tools:sdk`
+    /// sections, as disposing upstream's `ToolRuntime` plugin does. Sections other plugins registered stay.
+    /// Idempotent, and a no-op for a runtime built without a prompt. A later [`present_as`](Self::present_as)
+    /// adds no sections; the sections of earlier declarations go with their guards (upstream disposes the
+    /// plugins that depend on the service, so drop the runtime's registrations and guards too). Dropping
+    /// the last handle of the runtime does the same. REG-027.
+    pub fn detach_prompt(&self) {
+        if let Some(link) = self.inner.prompt.get() {
+            link.detach();
+        }
+    }
+
     /// A handle that does not keep the runtime alive.
     pub fn downgrade(&self) -> WeakToolRuntime {
         WeakToolRuntime { inner: Arc::downgrade(&self.inner) }
@@ -216,7 +230,9 @@ impl ToolRuntime {
         self.inner.pipeline.registry.resolve(name, scope).map(ResolvedTool::new)
     }
 
-    /// Schemas of everything `scope` can see, in presentation order.
+    /// Schemas of everything `scope` can see, in presentation order, projected as registered: a raw
+    /// parameter schema holding `-0` is returned as is, where upstream's `schemas()` throws
+    /// ([`try_schemas`](Self::try_schemas) makes that check, and the flavor check, and returns the error).
     pub fn schemas(&self, scope: Option<&ScopeKey>) -> Vec<ToolSchema> {
         self.inner.pipeline.registry.schemas(scope)
     }
@@ -233,7 +249,14 @@ impl ToolRuntime {
     }
 
     /// Mask inherited tools for one agent scope (its own registrations stay visible); masks intersect.
-    /// Dropping the guard lifts the mask.
+    /// Dropping the guard lifts the mask. A plain-context (process-wide) restriction, which upstream
+    /// rejects at run time, cannot be written: `scope` is not optional (SCOPE-017).
+    ///
+    /// ```compile_fail
+    /// use dsh_tools::{ToolFilter, ToolRuntime, ToolsConfig};
+    /// let rt = ToolRuntime::new(ToolsConfig::default());
+    /// let _mask = rt.restrict(None, ToolFilter::default()); // no plain-context restrict
+    /// ```
     pub fn restrict(&self, scope: &ScopeKey, filter: ToolFilter) -> Result<HookGuard, RestrictError> {
         self.inner.pipeline.registry.restrict(scope, filter)
     }
@@ -489,13 +512,24 @@ impl ToolRuntime {
         self.inner.pipeline.abort_reasons.set(token, reason.into());
     }
 
-    /// [`schemas`](Self::schemas), failing as upstream's schema read does when the mounted code runtime's
-    /// language has no `run_code` flavor (`schemas` leaves `run_code` out then).
-    pub fn try_schemas(&self, scope: Option<&ScopeKey>) -> Result<Vec<ToolSchema>, FlavorError> {
-        if self.mode_for(scope) != ToolMode::Native {
-            resolve_flavor(self.code_runtime().as_ref().map(|runtime| runtime.language()))?;
+    /// [`schemas`](Self::schemas) with upstream's checks: the first visible tool (in presentation order)
+    /// whose raw parameters are not lossless JSON fails the read with `tool "<name>" parameters must be
+    /// lossless JSON before schema projection` (REG-020: registration, `get` and execution accept such
+    /// parameters); then, under a non-native presentation, a mounted code runtime whose language has no
+    /// `run_code` flavor fails it (`schemas` leaves `run_code` out then).
+    pub fn try_schemas(&self, scope: Option<&ScopeKey>) -> Result<Vec<ToolSchema>, SchemasError> {
+        let schemas = self.schemas(scope);
+        if let Some(lossy) = schemas.iter().find(|schema| !crate::value::is_lossless(&schema.parameters)) {
+            return Err(SchemasError {
+                kind: SchemasErrorKind::NotLossless,
+                message: format!("tool \"{}\" parameters must be lossless JSON before schema projection", lossy.name),
+            });
         }
-        Ok(self.schemas(scope))
+        if self.mode_for(scope) != ToolMode::Native {
+            resolve_flavor(self.code_runtime().as_ref().map(|runtime| runtime.language()))
+                .map_err(|e: FlavorError| SchemasError { kind: SchemasErrorKind::Flavor, message: e.message })?;
+        }
+        Ok(schemas)
     }
 }
 

@@ -92,6 +92,13 @@ struct State {
     disposed_plugins: std::collections::HashSet<String>,
     /// The code runtime the dsh-codemode plugin runs on (`codemode/environments`).
     codemode_runtime: Option<Arc<dyn dsh_tools::code::CodeRuntime>>,
+    /// The setup's prompt sections and assemble listeners (`setup.prompt`), registered through the fixture
+    /// plugin upstream: they go with the registry.
+    prompt_contributions: Vec<HookGuard>,
+    /// The mounted approval seam (`setup.approval`); `approval/unmount` drops it (APPR-010).
+    approval: Option<HookGuard>,
+    /// `registry/dispose` was served: the registry requests are refused from then on (REG-027).
+    registry_disposed: bool,
 }
 
 /// The runtime of one session.
@@ -138,14 +145,14 @@ impl Engine {
         }
         if let Some(seam) = approval {
             let mounted = engine.runtime.mount_approval(Arc::new(seam));
-            engine.state().own.push(mounted);
+            engine.state().approval = Some(mounted);
         }
         for agent in setup.agents.iter().flatten() {
             engine.open_agent(agent.name(), agent.parent())?;
         }
         if let Some(prompt) = &setup.prompt {
             let guards = super::prompt::contribute(&engine.prompt, prompt, |agent| engine.registering_scope(agent))?;
-            engine.state().own.extend(guards);
+            engine.state().prompt_contributions.extend(guards);
         }
         engine.apply_codemode(&setup)?;
         for fixture in setup.tools.iter().flatten().filter(|f| f.registers_at_open()) {
@@ -429,6 +436,7 @@ impl Engine {
 
     /// Starts a call: records it and returns the task that executes it and publishes its result.
     pub fn start_call(&self, params: Params<'_>) -> Result<CallTask, Failure> {
+        self.require_registry("call/start")?;
         let call_id = params.str("callId")?.to_owned();
         let name = params.str("name")?.to_owned();
         let agent = self.agent_key(params.opt_str("agent")?)?;

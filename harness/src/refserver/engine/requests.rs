@@ -13,12 +13,27 @@ use dsh_conformance::scenario::AddHook;
 use super::{Engine, Guard, Held};
 use crate::refserver::deep;
 use crate::refserver::shared::Host;
-use crate::refserver::rpc::{Failure, Params};
+use crate::refserver::rpc::{Failure, INVALID_STATE, Params};
 
 impl Engine {
     /// Serves a request the engine owns; `None` for an unknown method.
     pub fn handle(&self, method: &str, params: Params<'_>) -> Option<Result<Value, Failure>> {
+        let needs_registry = match method {
+            "sdk/render" => false,
+            "prompt/assemble" => !matches!(params.opt_str("agent"), Ok(None)),
+            other => !other.starts_with("schema/"),
+        };
+        if needs_registry {
+            if let Err(refused) = self.require_registry(method) {
+                return Some(Err(refused));
+            }
+        }
         let outcome = match method {
+            "approval/unmount" => self.unmount_approval().map(|()| json!({})),
+            "registry/dispose" => {
+                self.dispose_registry();
+                Ok(json!({}))
+            }
             "tools/register" => self.tools_register(params),
             "hooks/add" => self.hooks_add(params),
             "scope/open" => params
@@ -45,6 +60,47 @@ impl Engine {
             _ => return crate::refserver::schema::handle(method, params),
         };
         Some(outcome)
+    }
+
+    /// Refuses a request that needs the registry once `registry/dispose` was served: upstream, every
+    /// context that injected the disposed service is inactive (REG-027).
+    pub(super) fn require_registry(&self, method: &str) -> Result<(), Failure> {
+        if self.state().registry_disposed {
+            return Err(Failure::new(INVALID_STATE, format!("{method}: the registry of this session is disposed")));
+        }
+        Ok(())
+    }
+
+    /// `registry/dispose`: what disposing upstream's `ToolRuntime` plugin does. The runtime withdraws its
+    /// prompt contributions (`ToolRuntime::detach_prompt`), and everything the session registered through
+    /// it goes, as the plugins and agent scopes that inject the service are disposed with it (its masks,
+    /// hooks, presentations and the setup's prompt contributions included; the subject's own observers
+    /// stay, unobservable from here on). REG-027.
+    fn dispose_registry(&self) {
+        self.runtime.detach_prompt();
+        let dropped = {
+            let mut state = self.state();
+            state.registry_disposed = true;
+            let keys: Vec<String> = state.handles.keys().cloned().collect();
+            state.disposed.extend(keys);
+            let mut dropped: Vec<Held> = state.handles.drain().map(|(_, held)| held).collect();
+            dropped.append(&mut state.orphans);
+            (dropped, std::mem::take(&mut state.prompt_contributions))
+        };
+        drop(dropped);
+    }
+
+    /// `approval/unmount`: the seam `setup.approval` mounted goes, as disposing upstream's ApprovalService
+    /// fiber does; later asks find no seam (APPR-010).
+    fn unmount_approval(&self) -> Result<(), Failure> {
+        let mounted = self.state().approval.take();
+        match mounted {
+            Some(guard) => {
+                guard.dispose();
+                Ok(())
+            }
+            None => Err(Failure::new(INVALID_STATE, "approval/unmount: no approval seam is mounted (setup.approval)")),
+        }
     }
 
     fn tools_register(&self, params: Params<'_>) -> Result<Value, Failure> {
@@ -158,8 +214,14 @@ impl Engine {
 
     fn schemas(&self, params: Params<'_>) -> Result<Value, Failure> {
         let agent = self.agent_key(params.opt_str("agent")?)?;
-        let schemas: Vec<Value> = self.runtime.schemas(agent.as_ref()).iter().map(|s| s.to_json()).collect();
-        Ok(deep::object([("schemas", Value::Array(schemas))]))
+        // The checked read: upstream's schemas() throws for non-lossless raw parameters (REG-020).
+        match self.runtime.try_schemas(agent.as_ref()) {
+            Ok(schemas) => {
+                let schemas: Vec<Value> = schemas.iter().map(|s| s.to_json()).collect();
+                Ok(deep::object([("schemas", Value::Array(schemas))]))
+            }
+            Err(e) => Ok(json!({ "outcome": { "threw": { "message": e.message, "name": "Error" } } })),
+        }
     }
 
     fn execution_mode(&self, params: Params<'_>) -> Result<Value, Failure> {
