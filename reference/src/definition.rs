@@ -36,7 +36,7 @@ pub type FinalizeContentFn =
 /// `presentCall(args)`: how the PENDING call renders in a UI, or `None` for the generic card (title = the
 /// tool name, the raw arguments as input). Pure: a UI calls it live and on log replay, with arguments
 /// that may predate the current schema. For [`Parameters::Dsl`] tools the runtime validates softly first
-/// ([`ToolRuntime::present_call`](crate::ToolRuntime::present_call)): arguments that fail are `None`.
+/// ([`ResolvedTool::present_call`](crate::ResolvedTool::present_call), from [`ToolRuntime::resolve`](crate::ToolRuntime::resolve)): arguments that fail are `None`.
 pub type PresentCallFn = Arc<dyn Fn(&Value) -> Option<ToolCallView> + Send + Sync>;
 
 /// `presentResult(args, result)`: how the COMPLETED call renders, from the same arguments and the durable
