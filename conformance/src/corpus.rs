@@ -3,7 +3,9 @@
 //! upstream. [`load_validation_corpus`] reads and checks the files (a bad file is [`LoadError`]s, one
 //! `ERROR(scenario)` trial, never a stop); [`run_group`] checks one group against a subject in its own
 //! session with the `schema/check`, `schema/validate` and `schema/compile` requests
-//! (`conformance/PROTOCOL.md`), comparing exactly with the scenario checker's matcher and diff.
+//! (`conformance/PROTOCOL.md`), comparing exactly with the scenario checker's matcher and diff; a
+//! `register` group registers one tool fixture at session start and compares `tools/schemas` and
+//! `tools/get` in order instead.
 //!
 //! Depth: groups may hold values nested 100,000 levels deep; they are parsed without a depth limit, and
 //! [`Group`] dismantles them when dropped. Cloning them into requests recurses, so groups are run on the
