@@ -161,7 +161,12 @@ export class FixtureSession {
     }
     if (setup.approval !== undefined) {
       const answers = ['allowed-once', 'rejected', 'cancelled', 'unavailable'];
-      if (!isObj(setup.approval) || !answers.includes(setup.approval.answer)) {
+      if (isObj(setup.approval) && setup.approval.answerer !== undefined) {
+        // The ApprovalService mounted with no approval/request answerer (APPR-011).
+        if (setup.approval.answerer !== 'none' || Object.keys(setup.approval).length !== 1) {
+          throw new AdapterError('session/open: approval takes `answer` (with an optional `do`) or `answerer: none` alone');
+        }
+      } else if (!isObj(setup.approval) || !answers.includes(setup.approval.answer)) {
         throw new AdapterError(`session/open: approval.answer must be one of ${answers.join(', ')}`);
       }
       this.approvalDo = compile(setup.approval.do, 'approval.do');
@@ -236,7 +241,7 @@ export class FixtureSession {
       this.tokens.set(exec.callId, exec.token);
       this.emit({ type: 'result', callId: exec.callId, result: toResult(result) });
     });
-    if (setup.approval !== undefined) {
+    if (setup.approval !== undefined && setup.approval.answerer === undefined) {
       const answer = setup.approval.answer;
       this.ctx.on('approval/request', (req) => {
         const outcome = run(this.approvalDo, { session: this, callId: req.callId, signal: () => req.signal, request: req });

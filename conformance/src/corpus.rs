@@ -3,7 +3,9 @@
 //! upstream. [`load_validation_corpus`] reads and checks the files (a bad file is [`LoadError`]s, one
 //! `ERROR(scenario)` trial, never a stop); [`run_group`] checks one group against a subject in its own
 //! session with the `schema/check`, `schema/validate` and `schema/compile` requests
-//! (`conformance/PROTOCOL.md`), comparing exactly with the scenario checker's matcher and diff.
+//! (`conformance/PROTOCOL.md`), comparing exactly with the scenario checker's matcher and diff; a
+//! `register` group registers one tool fixture at session start and compares `tools/schemas` and
+//! `tools/get` in order instead.
 //!
 //! Depth: groups may hold values nested 100,000 levels deep; they are parsed without a depth limit, and
 //! [`Group`] dismantles them when dropped. Cloning them into requests recurses, so groups are run on the
@@ -43,6 +45,19 @@ pub enum Input {
         spec: Deep,
         /// The compiled schema upstream returned (absent when it threw).
         compiled: Option<Deep>,
+    },
+    /// A tool fixture registered at session start (`"register"`, spec/README.md § Tool fixtures), then
+    /// `tools/schemas` and `tools/get` of its name, compared in order with what upstream projected
+    /// (`"schemas"`, `"get"`); such a group has no tests.
+    Register {
+        /// The tool fixture, sent as the session's only `setup.tools` entry.
+        tool: Deep,
+        /// Its registered name.
+        name: String,
+        /// What `schemas()` returned.
+        schemas: Deep,
+        /// What `get(name)` returned.
+        get: Deep,
     },
 }
 
@@ -284,7 +299,9 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
     if object_root && map.contains_key("dsl") {
         return Err((".objectRoot".into(), "applies to raw (`schema`) groups only".into()));
     }
+    let register = map.remove("register");
     let input = match (map.remove("schema"), map.remove("dsl")) {
+        _ if register.is_some() => register_input(register, &mut map, unsupported.is_some(), object_root)?,
         (Some(schema), None) => Input::Raw(Deep(schema)),
         (None, Some(dsl)) => {
             let mut dsl = object(dsl, ".dsl")?;
@@ -340,6 +357,20 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
     Ok(Group { id, file: file.to_owned(), description, rules, input, unsupported, tests, object_root })
 }
 
+/// The `register` form: a tool fixture with a string `name`, and the `schemas` / `get` projections.
+fn register_input(tool: Option<Value>, map: &mut Map<String, Value>, unsupported: bool, object_root: bool) -> Result<Input, Problem> {
+    let tool = tool.ok_or((".register".to_owned(), "missing".to_owned()))?;
+    let name = tool.get("name").and_then(Value::as_str).map(str::to_owned);
+    let tool = Deep(tool);
+    let name = name.ok_or((".register.name".to_owned(), "must be a string".to_owned()))?;
+    if map.contains_key("schema") || map.contains_key("dsl") || unsupported || object_root || map.contains_key("tests") {
+        return Err((".register".into(), "a register group has no schema, dsl, unsupported, objectRoot or tests".into()));
+    }
+    let schemas = Deep(map.remove("schemas").ok_or((String::new(), "a register group has schemas".to_owned()))?);
+    let get = Deep(map.remove("get").ok_or((String::new(), "a register group has get".to_owned()))?);
+    Ok(Input::Register { tool, name, schemas, get })
+}
+
 /// `SKIP(not-applicable)` when the subject lacks the `schema` feature or the `dsh-tools-0.1` profile.
 pub fn applicability(info: &SubjectInfo) -> Option<String> {
     corpus_applicability(info, SCHEMA)
@@ -379,9 +410,21 @@ pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group,
 pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) -> TrialRecord {
     let session = group.id.as_str();
     run_session(subject, session, opts, |run| {
-        let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": {} }) })?;
+        let mut setup = json!({});
+        if let Input::Register { tool, .. } = &group.input {
+            setup["tools"] = Value::Array(vec![deep_clone(&tool.0)]);
+        }
+        let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": setup }) })?;
         dismantle(open);
         let (schema, root) = match &group.input {
+            Input::Register { name, schemas, get, .. } => {
+                let result = Deep(run.send("tools/schemas", Request { method: "tools/schemas", params: json!({ "session": session }) })?);
+                compare("tools/schemas", "schemas", &schemas.0, result.0.get("schemas").unwrap_or(&Value::Null), MatchMode::Ordered)?;
+                let params = json!({ "session": session, "name": name });
+                let result = Deep(run.send("tools/get", Request { method: "tools/get", params })?);
+                compare("tools/get", "tool", &get.0, result.0.get("tool").unwrap_or(&Value::Null), MatchMode::Ordered)?;
+                return Ok(());
+            }
             Input::Raw(schema) => {
                 let mut params = json!({ "session": session });
                 params["schema"] = deep_clone(&schema.0);

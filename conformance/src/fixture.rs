@@ -170,15 +170,28 @@ impl Language {
     }
 }
 
-/// The approval seam: its answer, after running `do`.
+/// The answerer behind the approval service: its answer, after running `do`; or, with
+/// `answerer: none`, the service mounted with no answerer at all (it answers `unavailable`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Approval {
-    /// What the seam answers.
-    pub answer: ApprovalAnswer,
+    /// What the answerer answers; absent only with `answerer: none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<ApprovalAnswer>,
+    /// `none`: the approval service is mounted but no answerer is registered (APPR-011).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answerer: Option<NoAnswerer>,
     /// Instructions run before answering.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#do: Option<Vec<Instruction>>,
+}
+
+/// The one value of `setup.approval.answerer`: no answerer is registered behind the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoAnswerer {
+    /// `none`.
+    None,
 }
 
 /// An approval seam's answer.

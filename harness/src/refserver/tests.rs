@@ -441,6 +441,29 @@ fn approval_answers_asks_of_agents() {
 }
 
 #[test]
+fn approval_without_an_answerer_is_alone_and_answers_unavailable() {
+    let mut h = Harness::new();
+    for (session, approval) in [
+        ("both", json!({ "answer": "rejected", "answerer": "none" })),
+        ("with-do", json!({ "answerer": "none", "do": [] })),
+        ("neither", json!({})),
+    ] {
+        let (_, response) = h.call("session/open", json!({ "session": session, "setup": { "approval": approval } }));
+        assert_eq!(response["error"]["code"], json!(-32602), "{session}: {response}");
+    }
+    open(&mut h, json!({
+        "agents": ["a1"],
+        "approval": { "answerer": "none" },
+        "tools": [tool("echo", json!([{ "return": 1 }]))],
+        "hooks": { "preExecute": [{ "id": "ask", "decide": { "ask": "why" } }] },
+    }));
+    h.ok("call/start", json!({ "session": "s", "callId": "c1", "name": "echo", "arguments": {}, "agent": "a1" }));
+    let (_, r) = h.ok("call/await", json!({ "session": "s", "callId": "c1" }));
+    let expected = "tool \"echo\" requires approval, but no approval channel is available";
+    assert_eq!(r["result"]["error"], json!({ "message": expected }));
+}
+
+#[test]
 fn a_100000_deep_argument_comes_back_through_the_server() {
     let mut h = Harness::new();
     open(&mut h, json!({ "tools": [tool("echo", json!([{ "returnArgument": "" }]))] }));

@@ -65,6 +65,9 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
         let input = match &g.input {
             dsh_conformance::corpus::Input::Raw(schema) => format!("schema/check + schema/validate of {}", deep(schema)),
             dsh_conformance::corpus::Input::Dsl { kind, .. } => format!("schema/compile of a `{kind}` DSL spec"),
+            dsh_conformance::corpus::Input::Register { name, .. } => {
+                format!("tool fixture {name:?} registered at session start, then tools/schemas and tools/get")
+            }
         };
         let _ = writeln!(out, "input: {input}");
         if let Some(unsupported) = &g.unsupported {
