@@ -54,10 +54,11 @@ mod frames;
 mod json;
 mod process;
 mod run;
+mod zygote;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -93,7 +94,7 @@ pub struct PythonRuntime {
 }
 
 struct Inner {
-    interpreter: PathBuf,
+    zygote: zygote::Zygote,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
     retained: Retained<run::Worker>,
@@ -101,7 +102,7 @@ struct Inner {
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inner").field("interpreter", &self.interpreter).field("limits", &self.limits).finish_non_exhaustive()
+        f.debug_struct("Inner").field("interpreter", &self.zygote.interpreter()).field("limits", &self.limits).finish_non_exhaustive()
     }
 }
 
@@ -123,7 +124,8 @@ impl PythonRuntime {
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        let inner = Inner { interpreter, limits, disposed: CancellationToken::new(), retained: Retained::default() };
+        let zygote = zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP);
+        let inner = Inner { zygote, limits, disposed: CancellationToken::new(), retained: Retained::default() };
         Ok(Self { inner: Arc::new(inner), mode: CodeExecutionMode::PerCall })
     }
 
@@ -141,7 +143,7 @@ impl PythonRuntime {
 
     /// The resolved interpreter.
     pub fn interpreter(&self) -> &Path {
-        &self.inner.interpreter
+        self.inner.zygote.interpreter()
     }
 
     /// The budgets of every run.
@@ -172,7 +174,7 @@ impl CodeRuntime for PythonRuntime {
             }
             let namespaces = validate_bindings(&request)?;
             let Some(owner) = owner else {
-                return Ok(run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, None).await.0);
+                return Ok(run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, None).await.0);
             };
             let ledger = || super::ledger::OutputLedger::new(inner.limits.max_output_bytes);
             // The owner's turn (runs of one owner take turns); an abort or a release while waiting ends it.
@@ -186,7 +188,7 @@ impl CodeRuntime for PythonRuntime {
                 return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
             };
             let resident = run::Resident { worker: turn.take(), released: turn.released().clone() };
-            let (result, worker) = run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
+            let (result, worker) = run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
             turn.finish(worker);
             Ok(result)
         })
@@ -262,3 +264,5 @@ fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRun
 mod tests;
 #[cfg(test)]
 mod persistent_tests;
+#[cfg(test)]
+mod zygote_tests;
