@@ -2,8 +2,9 @@
 # process per run, or as `... <this file> --zygote`: a fork server that forks one such fresh process per
 # run, each starting at `_main()` with this module already imported (see `_zygote`). It speaks the frame
 # vocabulary of upstream's dsh-code-runtime-python py/protocol.py as JSON lines on fd 3: it reads `boot`
-# (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`, executes the program as the body of `async def __dsh_main__()`, bridges `await tools.name(args)` as
-# `call` / `reply` frames, streams captured output as `log` frames, and ends with one `done` frame.
+# (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`, executes the program as the body of
+# `async def __dsh_main__()`, bridges `await tools.name(args)` as `call` / `reply` frames, streams captured
+# output as `log` frames, and ends with one `done` frame.
 # A `boot` frame with `"persistent": true` keeps the process for its owner's next run (seed 002's
 # persistent-in-memory mode): after `done` it waits for the next `boot` / `run` pair, and each program runs
 # with its top-level names declared `global`, so its assignments, functions, classes and imports stay in

@@ -1,5 +1,7 @@
-//! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` subprocess per run,
-//! speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
+//! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` process per run —
+//! forked from the runtime's fork server (`zygote.rs`: a pre-started interpreter with the bootstrap imported
+//! that never runs a program), or spawned directly for a persistent environment or when the fork server
+//! cannot serve — speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
 //! (`py/protocol.py`: boot, boot-ack, run, call, reply, log, done). Upstream ships only that protocol; the
 //! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
 //! is the same (`worker-thread` `lib/index.js`).
@@ -24,8 +26,10 @@
 //! - The busy budget is the child's CPU time after `boot-ack` (interpreter start-up is not charged),
 //!   polled from `/proc/<pid>/stat` every 25 ms at most, with `RLIMIT_CPU` one second above it as a
 //!   backstop.
-//! - The wall ceiling counts from spawn, interpreter start-up included (upstream's starts at worker
-//!   creation); start-up is ~50 ms on an idle machine, several times that on a loaded one.
+//! - The wall ceiling counts from the request for a process, start-up included (upstream's starts at worker
+//!   creation); a fork from the fork server takes about a millisecond, while the first run of a runtime
+//!   (which starts the fork server) and a directly spawned interpreter take ~50 ms on an idle machine,
+//!   several times that on a loaded one.
 //! - `sys.exit()` escaping the program ends the process like a script's (`worker-exit`, `worker exited with
 //!   code <n> before completing`), as `process.exit()` ends the TypeScript worker; `os._exit(n)` and fatal
 //!   signals likewise (`... with signal SIGSEGV ...`). An fd-3 frame upstream's `validateChildFrame`
@@ -47,8 +51,9 @@
 
 // Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
-// `run.rs` (one run driven to settlement: budgets, abort, bindings, logs), the shared `code/ledger.rs`
-// (the combined output ledger), `bootstrap.py` (the child side).
+// `zygote.rs` (the fork server and its control socket), `run.rs` (one run driven to settlement: budgets,
+// abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
+// child side, and the fork server's loop).
 
 mod frames;
 mod json;
