@@ -4,7 +4,10 @@
 //! `run_code_trivial_per_run` (`return 1`; 9 rounds of 5 runs), `run_code_100_seq_calls_per_run` (100
 //! awaited `tools.echo` calls in a loop; 5 rounds of 2) and `run_code_100_parallel_calls_per_run` (100
 //! calls awaited together; 5 rounds of 2), for the TypeScript runtime, then the same programs in Python
-//! with a `_python` suffix. One warm-up run each; the figure is the median round's per-run µs. The
+//! with a `_python` suffix, and `run_code_python_floor_per_run` (ours only: an empty program through
+//! `CodeRuntime::run` directly, no bindings and no tool pipeline — a fresh process's start-up and settlement
+//! alone, so a regression in the fork server shows; 9 rounds of 10). One warm-up run each; the figure is
+//! the median round's per-run µs. The
 //! transport call is driven by a current-thread runtime on the bench thread (the runtimes run programs
 //! on their own threads and processes).
 //!
@@ -15,8 +18,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dsh_tools::code::CodeRuntime;
-use dsh_tools::code::CodeRuntimeLimits;
+use dsh_tools::code::{CodeRunRequest, CodeRuntime, CodeRuntimeLimits, RunSignal};
 use dsh_tools::code::python::PythonRuntime;
 use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::{ToolExecutionInput, ToolMode, ToolRuntime, ToolsConfig};
@@ -78,6 +80,40 @@ fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
     bench.figure(&format!("run_code_100_parallel_calls_per_run{suffix}"), parallel, 5, 2);
 }
 
+/// The per-run floor: an empty program, straight to the runtime.
+fn floor(runtime: &PythonRuntime) {
+    let Ok(tokio) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    let once = || {
+        let request = CodeRunRequest { program: String::new(), bindings: Vec::new(), signal: RunSignal::new(), state_owner: None };
+        match tokio.block_on(runtime.run(request)) {
+            Ok(result) if result.error.is_none() => true,
+            Ok(result) => {
+                println!("{}", json!({"figure": "run_code_error_python", "error": format!("{:?}", result.error)}));
+                false
+            }
+            Err(e) => {
+                println!("{}", json!({"figure": "run_code_error_python", "error": e.message}));
+                false
+            }
+        }
+    };
+    if !once() {
+        return;
+    }
+    let (rounds, n) = (9, 10);
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            if !once() {
+                return;
+            }
+        }
+        samples.push(t0.elapsed().as_secs_f64() * 1e6 / n as f64);
+    }
+    report("run_code_python_floor_per_run", n, samples);
+}
+
 fn main() {
     let limits = CodeRuntimeLimits::default();
     match TypeScriptRuntime::new(limits) {
@@ -93,15 +129,18 @@ fn main() {
         Err(e) => println!("{}", json!({"figure": "run_code_error", "error": e.message})),
     }
     match PythonRuntime::new(limits) {
-        Ok(py) => bench(
-            Arc::new(py),
-            "_python",
-            [
-                "return 1",
-                "for _ in range(100):\n    await tools.echo({\"text\": \"x\"})\nreturn 1",
-                "import asyncio\nawait asyncio.gather(*[tools.echo({\"text\": \"x\"}) for _ in range(100)])\nreturn 1",
-            ],
-        ),
+        Ok(py) => {
+            floor(&py);
+            bench(
+                Arc::new(py),
+                "_python",
+                [
+                    "return 1",
+                    "for _ in range(100):\n    await tools.echo({\"text\": \"x\"})\nreturn 1",
+                    "import asyncio\nawait asyncio.gather(*[tools.echo({\"text\": \"x\"}) for _ in range(100)])\nreturn 1",
+                ],
+            );
+        }
         Err(e) => println!("{}", json!({"figure": "run_code_error_python", "error": e.message})),
     }
 }

@@ -58,7 +58,7 @@
 //! |---|---|---|
 //! | `typed` | yes | [`typed::TypedTool`]: serde arguments and outputs, schemas derived with `schemars` |
 //! | `typescript` | yes | [`code::typescript::TypeScriptRuntime`] (QuickJS, embedded) |
-//! | `python` | yes | [`code::python::PythonRuntime`] (a `python3` subprocess per run) |
+//! | `python` | yes | [`code::python::PythonRuntime`] (a fresh `python3` process per run, forked from a fork server) |
 //!
 //! An agent that only uses native tools can build with `default-features = false, features = ["typed"]`,
 //! which leaves out both code runtimes and most of the build.
@@ -288,7 +288,9 @@
 //! - Values `serde_json` cannot hold (undefined, `NaN`, BigInt) cannot be expressed; `-0` is rejected as
 //!   an argument or output.
 //! - Code Mode: a sub-call's image content reaches the model as a deferred user message, not in the
-//!   program's result; the Python runtime starts a fresh `python3` per run (tens of milliseconds).
+//!   program's result; the Python runtime runs each program in a fresh process forked from a pre-started
+//!   interpreter (about a millisecond; the runtime's first run pays the interpreter's start-up, tens of
+//!   milliseconds), and the forked runs of one runtime share CPython's string-hash secret.
 //!
 //! # Layout
 //!

@@ -1,8 +1,10 @@
 # The dsh-tools Python code-runtime bootstrap, run as `python3 -I -c <launcher> <this file>` in a fresh
-# process per run. It speaks the frame vocabulary of upstream's dsh-code-runtime-python py/protocol.py as
-# JSON lines on fd 3: it reads `boot` (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`,
-# executes the program as the body of `async def __dsh_main__()`, bridges `await tools.name(args)` as
-# `call` / `reply` frames, streams captured output as `log` frames, and ends with one `done` frame.
+# process per run, or as `... <this file> --zygote`: a fork server that forks one such fresh process per
+# run, each starting at `_main()` with this module already imported (see `_zygote`). It speaks the frame
+# vocabulary of upstream's dsh-code-runtime-python py/protocol.py as JSON lines on fd 3: it reads `boot`
+# (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`, executes the program as the body of
+# `async def __dsh_main__()`, bridges `await tools.name(args)` as `call` / `reply` frames, streams captured
+# output as `log` frames, and ends with one `done` frame.
 # A `boot` frame with `"persistent": true` keeps the process for its owner's next run (seed 002's
 # persistent-in-memory mode): after `done` it waits for the next `boot` / `run` pair, and each program runs
 # with its top-level names declared `global`, so its assignments, functions, classes and imports stay in
@@ -793,8 +795,110 @@ def _main():
         run = _read_expected("run")
 
 
-try:
-    _main()
-except MemoryError:
-    os._exit(_EXIT_HEAP)
-os._exit(0)
+# ---------------------------------------------------------------------------------------- fork server
+
+
+def _zygote():
+    """The fork server (`zygote.rs`): fd 3 is a control socket to the host. This process never runs a
+    program. Each request is one byte with three descriptors attached (SCM_RIGHTS): the run's protocol
+    channel, its stdout and its stderr. It forks one child per request, makes the child the leader of its
+    own process group before answering `P <pid>`, and reports each child's raw wait status as
+    `X <pid> <status>` once reaped. EOF on the control socket (the host dropped the runtime, or died) ends
+    it."""
+    import select
+    import signal
+    import socket
+
+    control = socket.socket(fileno=_FD)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def reap():
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            control.sendall(b"X %d %d\n" % (pid, status))
+
+    while True:
+        try:
+            ready, _, _ = select.select([control, wake_r], [], [])
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+            reap()
+        if control not in ready:
+            continue
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1, 3)
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            control.sendall(b"E bad request\n")
+            continue
+        try:
+            pid = os.fork()
+        except OSError as error:
+            for fd in fds:
+                os.close(fd)
+            control.sendall(b"E %s\n" % str(error).replace("\n", " ").encode("utf-8", "replace"))
+            continue
+        if pid == 0:
+            _forked_child(control, fds)
+        try:
+            # Also in the child: whichever runs first, the group exists before the host learns the pid.
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        for fd in fds:
+            os.close(fd)
+        control.sendall(b"P %d\n" % pid)
+
+
+def _forked_child(control, fds):
+    """A forked child becomes what a fresh `python3 -I` would be before `_main()`: its own process group,
+    default SIGCHLD, stdin the zygote's /dev/null, stdout / stderr / fd 3 the run's, no other descriptor."""
+    import signal
+
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        control.detach()  # fd 3 is about to become the run's channel; the socket object must not close it
+        channel, out, err = fds
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.dup2(channel, _FD)
+        os.closerange(_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    except BaseException:
+        os._exit(_EXIT_HOST_GONE)
+    _start()
+
+
+def _start():
+    try:
+        _main()
+    except MemoryError:
+        os._exit(_EXIT_HEAP)
+    os._exit(0)
+
+
+if sys.argv[1:] == ["--zygote"]:
+    del sys.argv[1:]
+    _zygote()
+_start()

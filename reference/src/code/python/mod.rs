@@ -1,5 +1,7 @@
-//! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` subprocess per run,
-//! speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
+//! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` process per run —
+//! forked from the runtime's fork server (`zygote.rs`: a pre-started interpreter with the bootstrap imported
+//! that never runs a program), or spawned directly for a persistent environment or when the fork server
+//! cannot serve — speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
 //! (`py/protocol.py`: boot, boot-ack, run, call, reply, log, done). Upstream ships only that protocol; the
 //! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
 //! is the same (`worker-thread` `lib/index.js`).
@@ -24,8 +26,10 @@
 //! - The busy budget is the child's CPU time after `boot-ack` (interpreter start-up is not charged),
 //!   polled from `/proc/<pid>/stat` every 25 ms at most, with `RLIMIT_CPU` one second above it as a
 //!   backstop.
-//! - The wall ceiling counts from spawn, interpreter start-up included (upstream's starts at worker
-//!   creation); start-up is ~50 ms on an idle machine, several times that on a loaded one.
+//! - The wall ceiling counts from the request for a process, start-up included (upstream's starts at worker
+//!   creation); a fork from the fork server takes about a millisecond, while the first run of a runtime
+//!   (which starts the fork server) and a directly spawned interpreter take ~50 ms on an idle machine,
+//!   several times that on a loaded one.
 //! - `sys.exit()` escaping the program ends the process like a script's (`worker-exit`, `worker exited with
 //!   code <n> before completing`), as `process.exit()` ends the TypeScript worker; `os._exit(n)` and fatal
 //!   signals likewise (`... with signal SIGSEGV ...`). An fd-3 frame upstream's `validateChildFrame`
@@ -47,17 +51,19 @@
 
 // Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
-// `run.rs` (one run driven to settlement: budgets, abort, bindings, logs), the shared `code/ledger.rs`
-// (the combined output ledger), `bootstrap.py` (the child side).
+// `zygote.rs` (the fork server and its control socket), `run.rs` (one run driven to settlement: budgets,
+// abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
+// child side, and the fork server's loop).
 
 mod frames;
 mod json;
 mod process;
 mod run;
+mod zygote;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -93,7 +99,7 @@ pub struct PythonRuntime {
 }
 
 struct Inner {
-    interpreter: PathBuf,
+    zygote: zygote::Zygote,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
     retained: Retained<run::Worker>,
@@ -101,7 +107,7 @@ struct Inner {
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inner").field("interpreter", &self.interpreter).field("limits", &self.limits).finish_non_exhaustive()
+        f.debug_struct("Inner").field("interpreter", &self.zygote.interpreter()).field("limits", &self.limits).finish_non_exhaustive()
     }
 }
 
@@ -123,7 +129,8 @@ impl PythonRuntime {
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        let inner = Inner { interpreter, limits, disposed: CancellationToken::new(), retained: Retained::default() };
+        let zygote = zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP);
+        let inner = Inner { zygote, limits, disposed: CancellationToken::new(), retained: Retained::default() };
         Ok(Self { inner: Arc::new(inner), mode: CodeExecutionMode::PerCall })
     }
 
@@ -141,7 +148,7 @@ impl PythonRuntime {
 
     /// The resolved interpreter.
     pub fn interpreter(&self) -> &Path {
-        &self.inner.interpreter
+        self.inner.zygote.interpreter()
     }
 
     /// The budgets of every run.
@@ -172,7 +179,7 @@ impl CodeRuntime for PythonRuntime {
             }
             let namespaces = validate_bindings(&request)?;
             let Some(owner) = owner else {
-                return Ok(run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, None).await.0);
+                return Ok(run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, None).await.0);
             };
             let ledger = || super::ledger::OutputLedger::new(inner.limits.max_output_bytes);
             // The owner's turn (runs of one owner take turns); an abort or a release while waiting ends it.
@@ -186,7 +193,7 @@ impl CodeRuntime for PythonRuntime {
                 return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
             };
             let resident = run::Resident { worker: turn.take(), released: turn.released().clone() };
-            let (result, worker) = run::run(&inner.interpreter, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
+            let (result, worker) = run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
             turn.finish(worker);
             Ok(result)
         })
@@ -262,3 +269,5 @@ fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRun
 mod tests;
 #[cfg(test)]
 mod persistent_tests;
+#[cfg(test)]
+mod zygote_tests;

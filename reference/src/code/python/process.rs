@@ -1,7 +1,8 @@
 //! The Python child process: interpreter resolution (once, to an absolute path, so no pyenv shim runs per
-//! start), spawning `python3 -I` in its own process group with one end of a `UnixStream` pair as fd 3,
-//! killing the whole group at settlement and on drop, and reading the child's CPU time for the busy
-//! budget.
+//! start), spawning `python3 -I` in its own process group with one end of a `UnixStream` pair as fd 3
+//! (the direct path; `zygote.rs` forks the same child from a fork server), the [`Leader`] a run waits on
+//! whichever way it started, killing the whole group at settlement and on drop, and reading the child's CPU
+//! time for the busy budget.
 //!
 //! Spec: RUN-027 (busy time), RUN-034 (fresh state per run); containment: nothing the program started
 //! outlives the run.
@@ -10,11 +11,13 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::Mutex;
 
+use tokio::io::AsyncRead;
 use tokio::net::UnixStream;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
 
 /// The protocol fd from the child's perspective (upstream `PROTOCOL_FD`).
 pub(super) const PROTOCOL_FD: i32 = 3;
@@ -53,13 +56,46 @@ fn ask_interpreter(program: &OsStr) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A spawned child with its channels. The group guard kills the whole process group when dropped.
+/// A child's stdout or stderr, read end.
+pub(super) type Pipe = Box<dyn AsyncRead + Send + Unpin>;
+
+/// A started child with its channels. The group guard kills the whole process group when dropped.
 pub(super) struct Spawned {
-    pub child: Child,
+    pub child: Leader,
     pub group: GroupGuard,
     pub channel: UnixStream,
-    pub stdout: ChildStdout,
-    pub stderr: ChildStderr,
+    pub stdout: Pipe,
+    pub stderr: Pipe,
+}
+
+/// The leader of a run's process group, and how its exit status arrives: reaped by tokio (spawned here),
+/// or reaped by the fork server and reported over its control socket (forked by `zygote.rs`).
+pub(super) enum Leader {
+    /// Spawned directly: this process is its parent.
+    Spawned(Child),
+    /// Forked by the fork server: the raw wait status arrives on `exit`, then is kept in `status`.
+    Forked { exit: Option<oneshot::Receiver<i32>>, status: Option<ExitStatus> },
+}
+
+impl Leader {
+    /// The leader's exit status, once it has exited (cancel-safe: a timeout around it loses nothing).
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Self::Spawned(child) => child.wait().await,
+            Self::Forked { exit, status } => {
+                if let Some(status) = status {
+                    return Ok(*status);
+                }
+                let receiver = exit.as_mut().ok_or_else(|| io::Error::other("the worker's exit status was lost"))?;
+                let raw = receiver.await.map_err(|_| io::Error::other("the fork server ended before reporting the worker's exit"))?;
+                *exit = None;
+                let reaped = ExitStatus::from_raw(raw);
+                *status = Some(reaped);
+                Ok(reaped)
+            }
+        }
+    }
 }
 
 /// Spawn `interpreter -I -c <launcher> <bootstrap>` with an empty environment, stdin closed, stdout and
@@ -80,7 +116,11 @@ pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    install_protocol_fd(&mut command, raw);
+    // SAFETY: see `protocol_fd_hook`: the hook runs between fork and exec and only calls `dup2` / `fcntl`.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(protocol_fd_hook(raw));
+    }
     let spawned = command.spawn();
     drop(child_fd); // the child holds its own copy; ours must close so EOF means the child is gone
     let mut child = spawned?;
@@ -91,17 +131,17 @@ pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::
     };
     host.set_nonblocking(true)?;
     let channel = UnixStream::from_std(host)?;
-    Ok(Spawned { child, group, channel, stdout, stderr })
+    Ok(Spawned { child: Leader::Spawned(child), group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
 }
 
-/// Make `fd` the child's fd 3 (inheritable) between fork and exec.
-#[allow(unsafe_code)]
-fn install_protocol_fd(command: &mut Command, fd: i32) {
-    // SAFETY: the closure runs in the forked child before exec and calls only `dup2` and `fcntl`, which are
-    // async-signal-safe; it touches no memory shared with the parent and allocates nothing. `fd` is a live
-    // descriptor owned by the parent until `spawn` returns (the child received a copy at fork).
-    unsafe {
-        command.pre_exec(move || {
+/// A `pre_exec` hook making `fd` the child's fd 3 (inheritable) between fork and exec. The closure calls
+/// only `dup2` and `fcntl`, which are async-signal-safe; it touches no memory shared with the parent and
+/// allocates nothing. `fd` must stay open in the parent until the spawn returns (the child got a copy).
+pub(super) fn protocol_fd_hook(fd: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
+    #[allow(unsafe_code)]
+    move || {
+        // SAFETY: two integer-argument syscalls on descriptors this (forked) process holds.
+        unsafe {
             if fd == PROTOCOL_FD {
                 let flags = libc::fcntl(fd, libc::F_GETFD);
                 if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
@@ -110,8 +150,8 @@ fn install_protocol_fd(command: &mut Command, fd: i32) {
             } else if libc::dup2(fd, PROTOCOL_FD) < 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok(())
-        });
+        }
+        Ok(())
     }
 }
 
@@ -122,6 +162,11 @@ pub(super) struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// The guard of the group `pgid` leads (a forked child made its own group before its pid was known).
+    pub fn new(pgid: i32) -> Self {
+        Self { pgid }
+    }
+
     /// SIGKILL every process of the group (idempotent; a vanished group is fine).
     pub fn kill(&self) {
         if self.pgid > 1 {
@@ -162,10 +207,10 @@ impl Drop for GroupGuard {
     }
 }
 
-/// `killpg(2)`. The only libc call outside `pre_exec`: no safe std or tokio API signals a process group,
+/// `killpg(2)`. The only libc call outside `pre_exec` hooks: no safe std or tokio API signals a process group,
 /// and a forked grandchild must not outlive the run.
 #[allow(unsafe_code)]
-fn nix_killpg(pgid: i32, signal: i32) -> i32 {
+pub(super) fn nix_killpg(pgid: i32, signal: i32) -> i32 {
     // SAFETY: killpg takes two integers and touches no memory of this process.
     unsafe { libc::killpg(pgid, signal) }
 }

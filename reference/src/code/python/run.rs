@@ -8,7 +8,6 @@
 //! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-051.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -22,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
 use super::json;
 use crate::code::ledger::OutputLedger;
-use super::process::{self, GroupGuard};
+use super::process::{self, GroupGuard, Leader, Pipe};
+use super::zygote::Zygote;
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::callback::{BoxFuture, Contained};
 use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
@@ -30,9 +30,9 @@ use crate::value::js_number_string;
 
 /// The launcher `-c` runs: the bootstrap arrives as `sys.argv[1]` and is compiled under its own file name,
 /// so its frames can be told apart from the program's in tracebacks.
-const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh-bootstrap>','exec'))";
+pub(super) const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh-bootstrap>','exec'))";
 /// The child side.
-const BOOTSTRAP: &str = include_str!("bootstrap.py");
+pub(super) const BOOTSTRAP: &str = include_str!("bootstrap.py");
 /// Bootstrap exit statuses (see `bootstrap.py`).
 const EXIT_HEAP: i32 = 86;
 /// How often the child's CPU time is sampled at most (upstream `ELU_POLL_INTERVAL_MS`).
@@ -55,13 +55,13 @@ enum Finish {
 /// A live child: its process group, its fd-3 channel, its pipes. A persistent environment keeps one for
 /// its owner's next run; dropping it kills the whole group.
 pub(super) struct Worker {
-    child: tokio::process::Child,
+    child: Leader,
     group: GroupGuard,
     reader: tokio::net::unix::OwnedReadHalf,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
     writer: tokio::task::JoinHandle<()>,
-    stdout: Option<Stray<tokio::process::ChildStdout>>,
-    stderr: Option<Stray<tokio::process::ChildStderr>>,
+    stdout: Option<Stray<Pipe>>,
+    stderr: Option<Stray<Pipe>>,
     /// fd-3 bytes read but not yet consumed as frames.
     inbox: Vec<u8>,
 }
@@ -74,8 +74,10 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    fn spawn(interpreter: &Path) -> std::io::Result<Self> {
-        let process::Spawned { child, group, channel, stdout, stderr } = process::spawn(interpreter, LAUNCHER, BOOTSTRAP)?;
+    /// A fresh child: forked by the zygote for a per-call run, spawned directly for a persistent one.
+    async fn start(zygote: &Zygote, persistent: bool) -> std::io::Result<Self> {
+        let spawned = if persistent { process::spawn(zygote.interpreter(), LAUNCHER, BOOTSTRAP)? } else { zygote.start().await? };
+        let process::Spawned { child, group, channel, stdout, stderr } = spawned;
         let (reader, mut writer) = channel.into_split();
         let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {
@@ -98,7 +100,7 @@ pub(super) struct Resident {
 /// Run one validated request to settlement: in a fresh process (per-call), or in the owner's resident
 /// one. The worker comes back when the program completed on its own in a persistent run.
 pub(super) async fn run(
-    interpreter: &Path,
+    zygote: &Zygote,
     limits: CodeRuntimeLimits,
     disposed: &CancellationToken,
     request: CodeRunRequest,
@@ -116,10 +118,10 @@ pub(super) async fn run(
     }
     let mut worker = match existing {
         Some(worker) => worker,
-        None => match Worker::spawn(interpreter) {
+        None => match Worker::start(zygote, persistent).await {
             Ok(worker) => worker,
             Err(e) => {
-                let message = format!("worker error: cannot start {}: {e}", interpreter.display());
+                let message = format!("worker error: cannot start {}: {e}", zygote.interpreter().display());
                 return (ledger.failure(Vec::new(), CodeRunErrorKind::WorkerExit, message), None);
             }
         },
@@ -445,7 +447,7 @@ impl Driver {
     }
 
     /// fd 3 reached EOF before `done`: the child exited (or closed the channel).
-    async fn channel_closed(&mut self, child: &mut tokio::process::Child) -> Finish {
+    async fn channel_closed(&mut self, child: &mut Leader) -> Finish {
         use std::os::unix::process::ExitStatusExt;
         let status = tokio::time::timeout(Duration::from_millis(200), child.wait()).await;
         let message = match status {

@@ -1,0 +1,246 @@
+//! The fork server ("zygote") of per-call Python runs: one `python3 -I` per [`PythonRuntime`](super::PythonRuntime),
+//! started on the first per-call run, that has imported the bootstrap and never runs a program; it forks
+//! one child per run, and that child goes on exactly as a freshly spawned interpreter would from the
+//! bootstrap's `_main()`.
+//!
+//! Why a fork server: nearly all of a run's cost was interpreter start-up and the bootstrap's imports
+//! (~40 ms of CPU). A pool of ready interpreters each used once still pays that CPU per run, so on two
+//! cores it cannot go below ~20 ms a run; a fork costs ~1 ms and keeps a fresh process per run.
+//!
+//! Isolation is unchanged: each run is its own process, leader of its own process group (`setpgid` in the
+//! child and in the zygote, before the pid is reported, so the host's `kill(-pgid)` at settlement always
+//! reaches the group); the bootstrap applies `RLIMIT_CPU` / `RLIMIT_AS` from the `boot` frame as before
+//! (the child's CPU time and usage start at zero at fork); stdin is `/dev/null`, stdout / stderr are
+//! pipes and fd 3 a socket pair the host creates per run and passes with `SCM_RIGHTS`; every other
+//! descriptor is closed in the child; the environment is empty. Nothing a program does reaches the zygote
+//! or the next run. What forked children do share is what the zygote had before any program ran: its
+//! imported modules (as a fresh interpreter importing the bootstrap has), its working directory (the
+//! host's when the zygote started), and CPython's string-hash secret (`hash(str)` is the same in every
+//! run of one runtime; a fresh interpreter draws a new one).
+//!
+//! Protocol on the control socket (the zygote's fd 3): a request is one byte with three descriptors
+//! attached; the zygote answers, in request order, `P <pid>` or `E <why>`, and reports every child it
+//! reaps as `X <pid> <raw wait status>`. A reader thread (not a task: runs may come from several tokio
+//! runtimes) hands each `P` to the oldest waiting request and each `X` to its run's [`Leader`].
+//!
+//! Lifetime: the zygote ends when its runtime's last clone is dropped (the control socket is shut down,
+//! the zygote killed and reaped), or on EOF if this process dies. A zygote that died is replaced on the
+//! next run; a run whose fork fails falls back to spawning its interpreter directly (`process::spawn`),
+//! and only if that fails too does it end as `worker-exit` naming the error. Persistent environments
+//! ([`CodeExecutionMode::PersistentInMemory`](crate::code::CodeExecutionMode)) keep the direct spawn:
+//! their process lives across runs, so start-up is paid once per owner.
+//!
+//! Spec: RUN-034 (fresh state per run); containment: nothing the program started outlives the run.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, BufRead, BufReader, IoSlice};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+
+use super::process::{self, GroupGuard, Leader, Spawned};
+
+/// A fork reply: the child's pid and where its exit status will arrive, or why the fork failed.
+type Reply = Result<(i32, oneshot::Receiver<i32>), String>;
+
+/// The fork server of one runtime: started lazily, replaced when it died.
+pub(super) struct Zygote {
+    interpreter: PathBuf,
+    launcher: &'static str,
+    bootstrap: &'static str,
+    live: Mutex<Option<Live>>,
+}
+
+/// A running zygote.
+struct Live {
+    process: Child,
+    control: UnixStream,
+    shared: Arc<Mutex<Shared>>,
+}
+
+/// What the reader thread and the requesters share.
+#[derive(Default)]
+struct Shared {
+    /// Set when the control socket reached EOF or failed: the zygote is gone.
+    dead: bool,
+    /// Requests sent and not yet answered, oldest first (the zygote answers in order).
+    waiting: VecDeque<oneshot::Sender<Reply>>,
+    /// Forked children not yet reaped.
+    exits: HashMap<i32, oneshot::Sender<i32>>,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Zygote {
+    /// A fork server for `interpreter`, not started yet.
+    pub(super) fn new(interpreter: PathBuf, launcher: &'static str, bootstrap: &'static str) -> Self {
+        Self { interpreter, launcher, bootstrap, live: Mutex::new(None) }
+    }
+
+    /// The interpreter runs use.
+    pub(super) fn interpreter(&self) -> &Path {
+        &self.interpreter
+    }
+
+    /// Start one fresh child for a run: forked by the zygote, or, when the zygote cannot be started or
+    /// cannot fork, spawned directly.
+    pub(super) async fn start(&self) -> io::Result<Spawned> {
+        match self.fork().await {
+            Ok(spawned) => Ok(spawned),
+            Err(_) => process::spawn(&self.interpreter, self.launcher, self.bootstrap),
+        }
+    }
+
+    /// The zygote's pid, if one is running (tests check that none outlives its runtime).
+    #[cfg(test)]
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|live| live.process.id())
+    }
+
+    async fn fork(&self) -> io::Result<Spawned> {
+        let (host, child_channel) = UnixStream::pair()?;
+        let (stdout, child_stdout) = io::pipe()?;
+        let (stderr, child_stderr) = io::pipe()?;
+        let fds: [OwnedFd; 3] = [child_channel.into(), child_stdout.into(), child_stderr.into()];
+        let reply = self.request(&fds)?;
+        drop(fds); // the zygote holds its copies now; ours must close so EOF means the child is gone
+        let (pid, exit) = reply.await.map_err(|_| io::Error::other("the fork server ended"))?.map_err(io::Error::other)?;
+        let group = GroupGuard::new(pid);
+        host.set_nonblocking(true)?;
+        let channel = tokio::net::UnixStream::from_std(host)?;
+        let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout.into())?;
+        let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr.into())?;
+        let child = Leader::Forked { exit: Some(exit), status: None };
+        Ok(Spawned { child, group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
+    }
+
+    /// Send one fork request (starting or replacing the zygote first if needed); the reply arrives on the
+    /// returned receiver.
+    fn request(&self, fds: &[OwnedFd; 3]) -> io::Result<oneshot::Receiver<Reply>> {
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        if live.as_ref().is_none_or(|l| lock(&l.shared).dead) {
+            *live = None; // drops (kills and reaps) a dead zygote
+            *live = Some(Live::start(&self.interpreter, self.launcher, self.bootstrap)?);
+        }
+        let Some(current) = live.as_ref() else { return Err(io::Error::other("no fork server")) };
+        let (sender, receiver) = oneshot::channel();
+        let mut shared = lock(&current.shared);
+        // Queued and sent under one lock, so the queue order is the order the zygote answers in.
+        let raw: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+        let rights = [nix::sys::socket::ControlMessage::ScmRights(&raw)];
+        let sent = nix::sys::socket::sendmsg::<()>(
+            current.control.as_raw_fd(),
+            &[IoSlice::new(b"F")],
+            &rights,
+            nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+            None,
+        );
+        if let Err(e) = sent {
+            shared.dead = true;
+            return Err(io::Error::other(format!("cannot reach the fork server: {e}")));
+        }
+        shared.waiting.push_back(sender);
+        Ok(receiver)
+    }
+}
+
+impl Live {
+    fn start(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let (control, zygote_end) = UnixStream::pair()?;
+        let zygote_fd: OwnedFd = zygote_end.into();
+        let mut command = Command::new(interpreter);
+        command
+            .arg("-I")
+            .arg("-c")
+            .arg(launcher)
+            .arg(bootstrap)
+            .arg("--zygote")
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        // SAFETY: see `process::protocol_fd_hook`: only `dup2` / `fcntl` between fork and exec.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(process::protocol_fd_hook(zygote_fd.as_raw_fd()));
+        }
+        let process = command.spawn()?;
+        drop(zygote_fd);
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let reader = control.try_clone()?;
+        let thread_shared = Arc::clone(&shared);
+        let started = std::thread::Builder::new().name("dsh-python-zygote".to_owned()).spawn(move || read_replies(reader, &thread_shared));
+        if let Err(e) = started {
+            let mut live = Self { process, control, shared };
+            live.stop();
+            return Err(e);
+        }
+        Ok(Self { process, control, shared })
+    }
+
+    /// Shut the control socket (the zygote and the reader thread see EOF), kill the zygote, reap it.
+    fn stop(&mut self) {
+        let _ = self.control.shutdown(std::net::Shutdown::Both);
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The reader thread: dispatch each reply line until EOF, then mark the zygote dead and drop every waiter
+/// (their runs fall back, or see the exit status as lost).
+fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
+    let mut lines = BufReader::new(control);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if !matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+            break;
+        }
+        let mut words = line.trim_end().splitn(3, ' ');
+        match (words.next(), words.next(), words.next()) {
+            (Some("P"), Some(pid), None) => {
+                let Ok(pid) = pid.parse::<i32>() else { break };
+                let (exit, status) = oneshot::channel();
+                let mut guard = lock(shared);
+                guard.exits.insert(pid, exit);
+                let waiter = guard.waiting.pop_front();
+                drop(guard);
+                if waiter.is_none_or(|w| w.send(Ok((pid, status))).is_err()) {
+                    // Its run is gone (its future was dropped): nobody will settle this child.
+                    let _ = process::nix_killpg(pid, libc::SIGKILL);
+                }
+            }
+            (Some("E"), why, rest) => {
+                let why = [why, rest].into_iter().flatten().collect::<Vec<_>>().join(" ");
+                if let Some(waiter) = lock(shared).waiting.pop_front() {
+                    let _ = waiter.send(Err(format!("the fork server cannot fork: {why}")));
+                }
+            }
+            (Some("X"), Some(pid), Some(status)) => {
+                let (Ok(pid), Ok(status)) = (pid.parse::<i32>(), status.parse::<i32>()) else { break };
+                if let Some(exit) = lock(shared).exits.remove(&pid) {
+                    let _ = exit.send(status);
+                }
+            }
+            _ => break,
+        }
+    }
+    let mut guard = lock(shared);
+    guard.dead = true;
+    guard.waiting.clear();
+    guard.exits.clear();
+}

@@ -1,0 +1,108 @@
+//! Tests of per-call runs forked by the fork server (`zygote.rs`): nothing one run sets (a global, a
+//! builtin, a module attribute, an open descriptor) is there in the next; each run is its own process
+//! group under the zygote; concurrent runs get distinct processes; a killed zygote is replaced; no zygote
+//! outlives its runtime.
+//!
+//! Spec: RUN-034 (fresh state per run).
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+
+use super::PythonRuntime;
+use crate::code::{CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, RunSignal};
+
+fn runtime() -> PythonRuntime {
+    PythonRuntime::new(CodeRuntimeLimits { max_wall_ms: 20_000.0, ..CodeRuntimeLimits::default() }).unwrap()
+}
+
+async fn run(rt: &PythonRuntime, program: &str) -> CodeRunResult {
+    let request = CodeRunRequest { program: program.to_owned(), bindings: Vec::new(), signal: RunSignal::new(), state_owner: None };
+    rt.run(request).await.unwrap()
+}
+
+async fn value(rt: &PythonRuntime, program: &str) -> Value {
+    let result = run(rt, program).await;
+    assert_eq!(result.error, None, "{result:?}");
+    result.value.unwrap_or(Value::Null)
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rfind(')').and_then(|close| stat[close + 1..].split_ascii_whitespace().next().map(str::to_owned));
+        !matches!(state.as_deref(), Some("Z" | "X"))
+    })
+}
+
+/// What a run sees of itself: pid, parent, process group, and whether `fd` is open.
+const SELF_REPORT: &str = "import os\n\
+    def is_open(fd):\n    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n        return False\n";
+
+#[tokio::test]
+async fn a_run_leaves_no_global_module_attribute_or_descriptor_for_the_next() {
+    let rt = runtime();
+    let first = "global leaked\nleaked = 1\nimport builtins, json, os\nbuiltins.leaked_builtin = 2\njson.x = 1\n\
+        fd = os.open('/dev/null', os.O_RDONLY)\nreturn [fd, os.getpid()]";
+    let first = value(&rt, first).await;
+    let (fd, first_pid) = (first[0].as_i64().unwrap(), first[1].as_i64().unwrap());
+    let second = format!(
+        "{SELF_REPORT}import builtins, json\nreturn ['leaked' in globals(), hasattr(builtins, 'leaked_builtin'), \
+         hasattr(json, 'x'), is_open({fd}), os.getpid()]"
+    );
+    let second = value(&rt, &second).await;
+    assert_eq!(second.as_array().unwrap()[..4], [json!(false), json!(false), json!(false), json!(false)], "{second}");
+    assert_ne!(second[4].as_i64(), Some(first_pid), "each run is a process of its own");
+}
+
+#[tokio::test]
+async fn each_run_is_a_group_leader_forked_by_the_zygote() {
+    let rt = runtime();
+    let report = format!("{SELF_REPORT}return [os.getpid(), os.getppid(), os.getpgid(0), sorted(int(f) for f in os.listdir('/proc/self/fd'))]");
+    let seen = value(&rt, &report).await;
+    let zygote = rt.inner.zygote.pid().unwrap();
+    assert_eq!(seen[1].as_u64(), Some(u64::from(zygote)), "{seen}");
+    assert_eq!(seen[0], seen[2], "the child leads its own process group");
+    // 0-3 are the run's; the rest are its own event loop's (epoll and its self-pipe) and the listing's.
+    let fds: Vec<i64> = seen[3].as_array().unwrap().iter().filter_map(Value::as_i64).collect();
+    assert_eq!(fds[..4], [0, 1, 2, 3], "{seen}");
+    assert!(fds.len() <= 8, "no descriptor of the zygote leaks into a run: {seen}");
+    // The zygote itself runs nothing: it is not in the run's group.
+    assert_ne!(seen[2].as_u64(), Some(u64::from(zygote)));
+}
+
+#[tokio::test]
+async fn concurrent_runs_are_distinct_processes() {
+    let rt = runtime();
+    let runs: Vec<_> = (0..6).map(|_| value(&rt, "import os, asyncio\nawait asyncio.sleep(0.05)\nreturn os.getpid()")).collect();
+    let mut pids: Vec<i64> = futures_util::future::join_all(runs).await.iter().filter_map(Value::as_i64).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    assert_eq!(pids.len(), 6, "{pids:?}");
+}
+
+#[tokio::test]
+async fn a_killed_zygote_is_replaced() {
+    let rt = runtime();
+    assert_eq!(value(&rt, "return 1").await, json!(1));
+    let old = rt.inner.zygote.pid().unwrap();
+    std::process::Command::new("kill").args(["-KILL", &old.to_string()]).status().unwrap();
+    // The reader thread sees EOF shortly after the kill; either way the next run must succeed.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(value(&rt, "return 2").await, json!(2));
+    let new = rt.inner.zygote.pid().unwrap();
+    assert_ne!(old, new);
+    assert!(!alive(old));
+}
+
+#[tokio::test]
+async fn no_zygote_outlives_its_runtime() {
+    let rt = runtime();
+    let clone = rt.clone();
+    assert_eq!(value(&rt, "return 1").await, json!(1));
+    let zygote = rt.inner.zygote.pid().unwrap();
+    assert!(alive(zygote));
+    drop(rt);
+    assert!(alive(zygote), "a clone keeps the runtime and its zygote");
+    assert_eq!(value(&clone, "return 3").await, json!(3));
+    drop(clone);
+    assert!(!alive(zygote), "dropping the last clone ends and reaps the zygote");
+}
