@@ -271,3 +271,70 @@ fn names_of(text: &str, span: Range<usize>, catalog: Option<&Catalog>) -> Result
     let rules = corpus::take_rules(&mut map, catalog)?;
     Ok((description, rules))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory of its own under the system's temporary directory, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(format!("dsh-corpus-index-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("a temporary directory");
+            TempDir(dir)
+        }
+
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A temporary copy of some files of the validation corpus.
+    fn corpus_of(files: &[&str]) -> TempDir {
+        let dir = TempDir::new("copy");
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/validation");
+        for file in files {
+            std::fs::copy(from.join(file), dir.path().join(file)).expect("copied");
+        }
+        dir
+    }
+
+    #[test]
+    fn the_index_lists_what_the_eager_loader_loads_and_defers_the_large_file() {
+        let dir = corpus_of(&["arrays.json", "deep_value.json", "types.json"]);
+        let eager = corpus::load_validation_corpus(dir.path(), "corpus/validation", None);
+        let (listed, errors) = index_validation_corpus(dir.path(), "corpus/validation", None);
+        assert!(eager.errors.is_empty() && errors.is_empty(), "{errors:?}");
+        let names = |id: &str, file: &str, rules: &[String]| format!("{id} {file} {}", rules.join(","));
+        let want: Vec<String> = eager.groups.iter().map(|g| names(&g.id, &g.file, &g.rules)).collect();
+        let got: Vec<String> = listed.iter().map(|g| names(g.id(), g.file(), g.rules())).collect();
+        assert_eq!(got, want);
+        let deferred = listed.iter().filter(|g| matches!(g, ListedGroup::Deferred(_))).count();
+        assert_eq!(deferred, eager.groups.iter().filter(|g| g.file.ends_with("deep_value.json")).count());
+        for (listed, eager) in listed.into_iter().zip(&eager.groups) {
+            let loaded = listed.load().expect("loads");
+            assert_eq!((loaded.id.as_str(), loaded.tests.len()), (eager.id.as_str(), eager.tests.len()));
+            assert_eq!(format!("{:?}", loaded.tests.first().map(|t| &t.data)), format!("{:?}", eager.tests.first().map(|t| &t.data)));
+        }
+    }
+
+    #[test]
+    fn a_large_file_that_is_not_json_is_one_file_error() {
+        let dir = TempDir::new("broken");
+        let text = format!("[{{\"description\": \"x\", \"schema\": {}}}", "[".repeat(LAZY_BYTES as usize));
+        std::fs::write(dir.path().join("big.json"), text).expect("written");
+        let (listed, errors) = index_validation_corpus(dir.path(), "corpus/validation", None);
+        assert!(listed.is_empty());
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].message.starts_with("not JSON"), "{}", errors[0].message);
+    }
+}
