@@ -149,49 +149,44 @@ pub fn load_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalo
     let (paths, problems) = json_files(dir, display);
     corpus.errors.extend(problems);
     for path in paths {
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let shown = format!("{display}/{stem}.json");
-        let error = |field: String, message: String| LoadError {
-            file: PathBuf::from(&shown),
-            line: 1,
-            column: 1,
-            field,
-            message,
-        };
-        let text = match crate::loader::read_file(Path::new(&shown), &path) {
-            Ok(t) => t,
-            Err(e) => {
-                corpus.errors.push(e);
-                continue;
-            }
-        };
-        let value = match json::parse_line(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                corpus.errors.push(error(String::new(), format!("not JSON: {e}")));
-                continue;
-            }
-        };
-        let Value::Array(items) = value else {
-            dismantle(value);
-            corpus.errors.push(error(String::new(), "a corpus file is a list of groups".into()));
-            continue;
-        };
-        let mut groups = Vec::new();
-        let mut problems = Vec::new();
-        for (i, item) in items.into_iter().enumerate() {
-            match group(item, i, &stem, &shown, catalog) {
-                Ok(g) => groups.push(g),
-                Err((field, message)) => problems.push(error(format!("[{i}]{field}"), message)),
-            }
-        }
-        if problems.is_empty() {
-            corpus.groups.extend(groups);
-        } else {
-            corpus.errors.extend(problems);
+        let (stem, shown) = names(&path, display);
+        match load_file(&path, &stem, &shown, catalog) {
+            Ok(groups) => corpus.groups.extend(groups),
+            Err(problems) => corpus.errors.extend(problems),
         }
     }
     corpus
+}
+
+/// A corpus file's stem and display path (`<display>/<stem>.json`).
+pub(crate) fn names(path: &Path, display: &str) -> (String, String) {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let shown = format!("{display}/{stem}.json");
+    (stem, shown)
+}
+
+/// A problem of a whole corpus file (`field` is empty or names the item), at its first line.
+pub(crate) fn file_error(shown: &str, field: String, message: String) -> LoadError {
+    LoadError { file: PathBuf::from(shown), line: 1, column: 1, field, message }
+}
+
+/// Loads one validation-corpus file: all of its groups, or every problem in it.
+pub(crate) fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&Catalog>) -> Result<Vec<Group>, Vec<LoadError>> {
+    let text = crate::loader::read_file(Path::new(shown), path).map_err(|e| vec![e])?;
+    let value = json::parse_line(&text).map_err(|e| vec![file_error(shown, String::new(), format!("not JSON: {e}"))])?;
+    let Value::Array(items) = value else {
+        dismantle(value);
+        return Err(vec![file_error(shown, String::new(), "a corpus file is a list of groups".into())]);
+    };
+    let mut groups = Vec::new();
+    let mut problems = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        match group(item, i, stem, shown, catalog) {
+            Ok(g) => groups.push(g),
+            Err((field, message)) => problems.push(file_error(shown, format!("[{i}]{field}"), message)),
+        }
+    }
+    if problems.is_empty() { Ok(groups) } else { Err(problems) }
 }
 
 /// The `*.json` files of `dir`, sorted (none when it does not exist), and the entries that cannot be
@@ -203,6 +198,11 @@ pub(crate) fn json_files(dir: &Path, display: &str) -> (Vec<PathBuf>, Vec<LoadEr
         .map(|(rel, e)| LoadError { file: Path::new(display).join(rel), line: e.line, column: e.column, field: String::new(), message: e.message })
         .collect();
     (files.into_iter().map(|(full, _)| full).collect(), errors)
+}
+
+/// The trial id of the group at `index` (from 0) of `<stem>.json`.
+pub(crate) fn group_id(stem: &str, index: usize, description: &str) -> String {
+    format!("corpus/validation/{stem}#{}-{}", index + 1, slug(description))
 }
 
 fn slug(text: &str) -> String {
@@ -283,7 +283,7 @@ pub(crate) fn take_rules(map: &mut Map<String, Value>, catalog: Option<&Catalog>
     }
 }
 
-fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Catalog>) -> Result<Group, Problem> {
+pub(crate) fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Catalog>) -> Result<Group, Problem> {
     let mut map = object(item, "")?;
     let description = take_string(&mut map, "description", "")?.ok_or((String::new(), "missing description".into()))?;
     let unsupported = unsupported(&mut map)?;
@@ -353,7 +353,7 @@ fn group(item: Value, index: usize, stem: &str, file: &str, catalog: Option<&Cat
         return Err((".tests".into(), "a group whose schema or spec is unsupported has no tests".into()));
     }
     no_more(map, "")?;
-    let id = format!("corpus/validation/{stem}#{}-{}", index + 1, slug(&description));
+    let id = group_id(stem, index, &description);
     Ok(Group { id, file: file.to_owned(), description, rules, input, unsupported, tests, object_root })
 }
 

@@ -23,7 +23,7 @@ pub fn parse_line(line: &str) -> Result<Value, String> {
     Ok(value)
 }
 
-fn check_syntax(line: &str) -> Result<(), String> {
+pub(crate) fn check_syntax(line: &str) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_str(line);
     de.disable_recursion_limit();
     let stacked = serde_stacker::Deserializer::new(&mut de);

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod checker;
 pub mod corpus;
+pub mod corpus_index;
 pub mod diff;
 pub mod eventlog;
 pub mod features;
@@ -11,6 +12,7 @@ pub mod files;
 pub mod fixture;
 pub mod instruction;
 pub mod json;
+mod json_scan;
 pub mod listener;
 pub mod loader;
 pub mod matchers;

@@ -71,7 +71,7 @@ pub fn load_sdk_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> 
     corpus
 }
 
-fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&Catalog>) -> Result<Vec<SdkCase>, Problem> {
+pub(crate) fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&Catalog>) -> Result<Vec<SdkCase>, Problem> {
     let text = crate::files::read_text(path).map_err(|e| (String::new(), e.message))?;
     let value = json::parse_line(&text).map_err(|e| (String::new(), format!("not JSON: {e}")))?;
     let Value::Object(mut map) = value else {

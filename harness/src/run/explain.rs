@@ -41,7 +41,7 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
     if !spec.is_dir() {
         return Err(format!("--spec {}: no such directory", spec.display()));
     }
-    let loaded = suite::load(spec, &suite::default_corpus(spec), &suite::default_sdk_corpus(spec), suite::Sources::ALL);
+    let mut loaded = suite::load(spec, &suite::default_corpus(spec), &suite::default_sdk_corpus(spec), suite::Sources::ALL);
     let mut out = String::new();
     if let Some(p) = loaded.scenarios.iter().find(|p| p.id == id) {
         let s = &p.scenario;
@@ -59,7 +59,8 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
         for (n, step) in s.steps.iter().enumerate() {
             let _ = writeln!(out, "  {}. {}", n + 1, json(step));
         }
-    } else if let Some(g) = loaded.groups.iter().find(|g| g.id == id) {
+    } else if let Some(at) = loaded.groups.iter().position(|g| g.id() == id) {
+        let g = loaded.groups.swap_remove(at).load()?;
         let _ = writeln!(out, "{id}\n  in {} (validation corpus: one session, schema/* requests)\n  {}", g.file, g.description.trim());
         rules(&mut out, &g.rules, &loaded.catalog);
         let input = match &g.input {
@@ -78,7 +79,8 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
             let verdict = if t.violations.is_empty() { "valid".to_owned() } else { t.violations.join("; ") };
             let _ = writeln!(out, "  {}. {} → {verdict}\n     value: {}", n + 1, t.description.trim(), deep(&t.data));
         }
-    } else if let Some(c) = loaded.sdk.iter().find(|c| c.id == id) {
+    } else if let Some(at) = loaded.sdk.iter().position(|c| c.id() == id) {
+        let c = loaded.sdk.swap_remove(at).load()?;
         let _ = writeln!(out, "{id}\n  in {} (SDK corpus: sdk/render, language {})", c.file, c.language);
         rules(&mut out, &c.rules, &loaded.catalog);
         let _ = writeln!(out, "tools: {}\nexpected text ({} lines):\n{}", deep(&c.tools), c.expected.lines().count(), cut(&c.expected));
@@ -87,8 +89,8 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
             .scenarios
             .iter()
             .map(|p| p.id.as_str())
-            .chain(loaded.groups.iter().map(|g| g.id.as_str()))
-            .chain(loaded.sdk.iter().map(|c| c.id.as_str()))
+            .chain(loaded.groups.iter().map(|g| g.id()))
+            .chain(loaded.sdk.iter().map(|c| c.id()))
             .filter(|t| t.contains(id) || id.contains(*t))
             .take(10)
             .collect();

@@ -37,6 +37,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use dsh_conformance::OutcomeName;
+use dsh_conformance::corpus_index::ListedGroup;
 use dsh_conformance::protocol::major;
 use dsh_conformance::subject::{SubjectError, SubjectInfo};
 use libtest_mimic::Trial;
@@ -112,7 +113,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         return stop(Some(&info), reason);
     }
     let known: HashSet<&str> =
-        suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id.as_str())).chain(suite.sdk.iter().map(|c| c.id.as_str())).collect();
+        suite.scenarios.iter().map(|s| s.id.as_str()).chain(suite.groups.iter().map(|g| g.id())).chain(suite.sdk.iter().map(|c| c.id())).collect();
     let (expectations, problems) = match &opts.expectations {
         Some(path) => Expectations::load(path, &known),
         None => (Expectations::default(), Vec::new()),
@@ -139,8 +140,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         .scenarios
         .iter()
         .map(|s| (s.id.clone(), (s.file.clone(), s.rules.clone())))
-        .chain(suite.groups.iter().map(|g| (g.id.clone(), (g.file.clone(), g.rules.clone()))))
-        .chain(suite.sdk.iter().map(|c| (c.id.clone(), (c.file.clone(), c.rules.clone()))))
+        .chain(suite.groups.iter().map(|g| (g.id().to_owned(), (g.file().to_owned(), g.rules().to_vec()))))
+        .chain(suite.sdk.iter().map(|c| (c.id().to_owned(), (c.file().to_owned(), c.rules().to_vec()))))
         .collect();
     let ctx = Arc::new(Context {
         pool,
@@ -200,16 +201,18 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let group_skip = dsh_conformance::corpus::applicability(&info);
     for group in suite.groups {
-        let skip = skip_of(&ctx.expectations, &group.id, || group_skip.clone());
+        let skip = skip_of(&ctx.expectations, group.id(), || group_skip.clone());
         let c = Arc::clone(&ctx);
-        let name = unique(group.id.clone());
+        let name = unique(group.id().to_owned());
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
-                let (id, file, rules) = (group.id.clone(), group.file.clone(), group.rules.clone());
+                let (id, file, rules) = (group.id().to_owned(), group.file().to_owned(), group.rules().to_vec());
                 prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
-                // Deep groups are taken apart on a large stack even when skipped.
-                let _ = std::thread::Builder::new().stack_size(256 << 20).spawn(move || drop(group)).map(|h| h.join());
+                // Deep groups are taken apart on a large stack even when skipped (deferred ones hold nothing).
+                if let ListedGroup::Loaded(_) = group {
+                    let _ = std::thread::Builder::new().stack_size(256 << 20).spawn(move || drop(group)).map(|h| h.join());
+                }
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
             None => Trial::ignorable_test(name, move || trial::run_group(&c, group)),
@@ -218,13 +221,13 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let sdk_skip = dsh_conformance::sdk_corpus::applicability(&info);
     for case in suite.sdk {
-        let skip = skip_of(&ctx.expectations, &case.id, || sdk_skip.clone());
+        let skip = skip_of(&ctx.expectations, case.id(), || sdk_skip.clone());
         let c = Arc::clone(&ctx);
-        let name = unique(case.id.clone());
+        let name = unique(case.id().to_owned());
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
-                let (id, file, rules) = (case.id.clone(), case.file.clone(), case.rules.clone());
+                let (id, file, rules) = (case.id().to_owned(), case.file().to_owned(), case.rules().to_vec());
                 prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use dsh_conformance::{OutcomeName, Scenario};
 use dsh_conformance::checker::{self, CheckOptions};
 use dsh_conformance::corpus::{self, Group};
+use dsh_conformance::corpus_index::{self, ListedCase, ListedGroup};
 use dsh_conformance::outcome::Outcome as CheckOutcome;
 use dsh_conformance::sdk_corpus::{self, SdkCase};
 use dsh_conformance::subject::{Subject, SubjectError, SubjectInfo};
@@ -44,10 +45,11 @@ pub struct LoadError {
 pub struct Suite {
     /// Scenarios in file order.
     pub scenarios: Vec<Planned>,
-    /// Validation-corpus groups in file order (one trial each).
-    pub groups: Vec<Group>,
-    /// SDK-corpus cases, one per file and language (one trial each).
-    pub sdk: Vec<SdkCase>,
+    /// Validation-corpus groups in file order (one trial each); those of large files are only indexed and
+    /// loaded when their trial runs (`dsh_conformance::corpus_index`).
+    pub groups: Vec<ListedGroup>,
+    /// SDK-corpus cases, one per file and language (one trial each), large files indexed likewise.
+    pub sdk: Vec<ListedCase>,
     /// Files that could not be loaded, one entry per file.
     pub errors: Vec<LoadError>,
     /// The rules that loaded.
@@ -94,9 +96,9 @@ pub fn default_sdk_corpus(spec: &Path) -> PathBuf {
 }
 
 /// Loads and checks `rules/*.yaml` and `scenarios/**/*.yaml` under `spec` (`dsh_conformance::load_suite`),
-/// the validation corpus in `corpus` (`dsh_conformance::corpus`) and the SDK corpus in `sdk`
-/// (`dsh_conformance::sdk_corpus`); a missing corpus directory has no trials, and so has a source `sources`
-/// leaves out.
+/// and lists the validation corpus in `corpus` and the SDK corpus in `sdk` (`dsh_conformance::corpus_index`:
+/// small files loaded, large ones indexed); a missing corpus directory has no trials, and so has a source
+/// `sources` leaves out.
 pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
     let mut loaded = dsh_conformance::load_suite(spec);
     if !sources.scenarios {
@@ -105,12 +107,13 @@ pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
         let scenarios = PathBuf::from(spec.file_name().unwrap_or_default()).join("scenarios");
         loaded.errors.retain(|e| !e.file.starts_with(&scenarios));
     }
-    let validation = if sources.validation {
-        corpus::load_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog))
+    let (groups, validation_errors) = if sources.validation {
+        corpus_index::index_validation_corpus(corpus, "corpus/validation", Some(&loaded.catalog))
     } else {
-        corpus::Corpus::default()
+        Default::default()
     };
-    let sdk = if sources.sdk { sdk_corpus::load_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog)) } else { Default::default() };
+    let (sdk, sdk_errors) =
+        if sources.sdk { corpus_index::index_sdk_corpus(sdk, "corpus/sdk", Some(&loaded.catalog)) } else { Default::default() };
     let mut errors: Vec<LoadError> = loaded
         .errors_by_file()
         .into_iter()
@@ -120,7 +123,7 @@ pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
         })
         .collect();
     let mut by_file: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
-    for e in validation.errors.iter().chain(&sdk.errors) {
+    for e in validation_errors.iter().chain(&sdk_errors) {
         by_file.entry(e.file.display().to_string()).or_default().push(e.to_string());
     }
     errors.extend(by_file.into_iter().map(|(file, m)| LoadError { file, message: m.join("\n") }));
@@ -136,7 +139,7 @@ pub fn load(spec: &Path, corpus: &Path, sdk: &Path, sources: Sources) -> Suite {
             scenario: l.scenario,
         })
         .collect();
-    Suite { scenarios, groups: validation.groups, sdk: sdk.cases, errors, catalog }
+    Suite { scenarios, groups, sdk, errors, catalog }
 }
 
 /// Why the subject cannot run this scenario (`SKIP(not-applicable)`), if it cannot: a profile or a feature

@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use dsh_conformance::subject::Stray;
 
-use dsh_conformance::corpus::Group;
-use dsh_conformance::sdk_corpus::SdkCase;
+use dsh_conformance::corpus_index::{ListedCase, ListedGroup};
 use dsh_conformance::subject::Subject;
 use dsh_conformance::{OutcomeName, Scenario};
 use libtest_mimic::{Completion, Failed};
@@ -98,12 +97,17 @@ pub fn run_scenario(
     to_libtest(&verdict, id, &format!("{file}:{line}"), rules)
 }
 
-/// Runs one validation-corpus group as a trial.
-pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed> {
+/// Runs one validation-corpus group as a trial, loading it first when it was only indexed (a problem in
+/// it is `ERROR(scenario)`).
+pub fn run_group(ctx: &Arc<Context>, group: ListedGroup) -> Result<Completion, Failed> {
     let started = Instant::now();
-    let (id, file, rules) = (group.id.clone(), group.file.clone(), group.rules.clone());
+    let (id, file, rules) = (group.id().to_owned(), group.file().to_owned(), group.rules().to_vec());
     let shared = Arc::clone(ctx);
     let verdict = on_big_stack(move || {
+        let group = match group.load() {
+            Ok(group) => group,
+            Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
+        };
         leased(&shared, &group.id.clone(), |subject, timeout| {
             let checked = suite::check_group(subject, &group, timeout);
             // Groups may hold deep values: take them apart here, on the trial's large stack.
@@ -118,13 +122,19 @@ pub fn run_group(ctx: &Arc<Context>, group: Group) -> Result<Completion, Failed>
     to_libtest(&verdict, &id, &file, &rules)
 }
 
-/// Runs one SDK-corpus case as a trial.
-pub fn run_sdk(ctx: &Arc<Context>, case: SdkCase) -> Result<Completion, Failed> {
+/// Runs one SDK-corpus case as a trial, loading it first when it was only indexed (a problem in it is
+/// `ERROR(scenario)`).
+pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase) -> Result<Completion, Failed> {
     let started = Instant::now();
-    let (id, file, rules) = (case.id.clone(), case.file.clone(), case.rules.clone());
+    let (id, file, rules) = (case.id().to_owned(), case.file().to_owned(), case.rules().to_vec());
     let shared = Arc::clone(ctx);
-    let verdict =
-        on_big_stack(move || leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, &case, timeout)));
+    let verdict = on_big_stack(move || {
+        let case = match case.load() {
+            Ok(case) => case,
+            Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
+        };
+        leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, &case, timeout))
+    });
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
