@@ -141,6 +141,10 @@ impl Run<'_> {
             let actual = Deep(Value::Array(actual));
             return compare(ctx, "events", &Value::Array(expected), &actual.0, MatchMode::Exact);
         }
+        if let Action::Sleep(ms) = &step.action {
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
+            return Ok(());
+        }
         let (requests, _) = builder.step(step);
         let mut last = None;
         for request in requests {

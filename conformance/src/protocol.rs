@@ -139,7 +139,7 @@ impl RequestBuilder {
             Action::Abort(a) => one("call/abort", self.params(vec![("callId", s(&a.call_id)), ("reason", a.reason.clone())])),
             Action::OpenGate(g) => one("gate/open", self.params(vec![("gate", s(g))])),
             Action::WaitFor(label) => one("events/waitFor", self.params(vec![("label", s(label))])),
-            Action::Events(_) => (Vec::new(), None),
+            Action::Events(_) | Action::Sleep(_) => (Vec::new(), None),
             Action::Assemble(a) => one("prompt/assemble", self.params(vec![("agent", so(&a.agent))])),
             Action::RenderSdk(r) => one(
                 "sdk/render",

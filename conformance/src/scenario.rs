@@ -194,6 +194,9 @@ pub enum Action {
     OpenGate(String),
     /// Wait until a `mark` event with this label has been emitted (at once if it already was).
     WaitFor(String),
+    /// Pause the harness for this many milliseconds (nothing is sent). Only for a check that some time
+    /// passed while a call is held (e.g. awaiting a binding is not busy time, RUN-027); never to order steps.
+    Sleep(u64),
     /// The events emitted since the previous `events` step, exactly and in order.
     Events(Vec<Value>),
     /// Assemble the system prompt.
@@ -229,6 +232,7 @@ impl Action {
             Action::Abort(_) => "abort",
             Action::OpenGate(_) => "openGate",
             Action::WaitFor(_) => "waitFor",
+            Action::Sleep(_) => "sleep",
             Action::Events(_) => "events",
             Action::Assemble(_) => "assemble",
             Action::RenderSdk(_) => "renderSdk",

@@ -38,6 +38,24 @@ export default function (host) {
   const objectToString = Object.prototype.toString;
   const errorToString = Error.prototype.toString;
   const symbolToString = Symbol.prototype.toString;
+  // QuickJS keeps `stack` as an Error.prototype accessor whose setter throws on a non-string; V8 (upstream)
+  // stores whatever is assigned, so `e.stack = undefined` leaves a stack-less error that fails the run
+  // with its message (RUN-055). A non-string becomes the instance's own data property, as in V8.
+  const stackDesc = getOwnDesc(ErrorCtor.prototype, 'stack');
+  if (stackDesc !== undefined && typeof stackDesc.set === 'function') {
+    const setStack = stackDesc.set;
+    defineProperty(ErrorCtor.prototype, 'stack', {
+      get: stackDesc.get,
+      enumerable: stackDesc.enumerable,
+      configurable: true,
+      set(value) {
+        if (typeof value === 'string' || (typeof this !== 'object' && typeof this !== 'function') || this === null) {
+          return apply(setStack, this, [value]);
+        }
+        defineProperty(this, 'stack', { value, writable: true, enumerable: false, configurable: true });
+      },
+    });
+  }
   const symbolIterator = Symbol.iterator;
   const symbolToStringTag = Symbol.toStringTag;
   const mapSize = getOwnDesc(Map.prototype, 'size').get;
