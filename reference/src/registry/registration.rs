@@ -20,6 +20,17 @@ pub struct Registration {
 
 impl Registration {
     /// The registered name.
+    ///
+    /// ```
+    /// use dsh_tools::ToolRuntime;
+    /// use dsh_tools::typed::{JsonSchema, tool};
+    /// # #[derive(serde::Deserialize, JsonSchema)] struct Empty {}
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let rt = ToolRuntime::new(Default::default());
+    /// let ping = rt.register(tool("ping", "Answer pong", |_: Empty, _| async move { Ok("pong") })?, None)?;
+    /// assert_eq!(ping.name(), "ping");
+    /// # Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
