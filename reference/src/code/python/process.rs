@@ -104,23 +104,8 @@ pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::
     let (host, child_end) = std::os::unix::net::UnixStream::pair()?;
     let child_fd: OwnedFd = child_end.into();
     let raw = child_fd.as_raw_fd();
-    let mut command = Command::new(interpreter);
-    command
-        .arg("-I")
-        .arg("-c")
-        .arg(launcher)
-        .arg(bootstrap)
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // SAFETY: see `protocol_fd_hook`: the hook runs between fork and exec and only calls `dup2` / `fcntl`.
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(protocol_fd_hook(raw));
-    }
+    let mut command = Command::from(interpreter_command(interpreter, launcher, bootstrap, raw));
+    command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     let spawned = command.spawn();
     drop(child_fd); // the child holds its own copy; ours must close so EOF means the child is gone
     let mut child = spawned?;
@@ -134,10 +119,25 @@ pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::
     Ok(Spawned { child: Leader::Spawned(child), group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
 }
 
+/// `interpreter -I -c <launcher> <bootstrap>` with an empty environment and stdin closed, as the leader of
+/// a new process group, with `fd` as its fd 3 ([`protocol_fd_hook`]): the command both the direct spawn
+/// and the fork server (`zygote.rs`) start; each caller sets stdout and stderr.
+pub(super) fn interpreter_command(interpreter: &Path, launcher: &str, bootstrap: &str, fd: i32) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(interpreter);
+    command.arg("-I").arg("-c").arg(launcher).arg(bootstrap).env_clear().stdin(Stdio::null()).process_group(0);
+    // SAFETY: see `protocol_fd_hook`: the hook runs between fork and exec and only calls `dup2` / `fcntl`.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(protocol_fd_hook(fd));
+    }
+    command
+}
+
 /// A `pre_exec` hook making `fd` the child's fd 3 (inheritable) between fork and exec. The closure calls
 /// only `dup2` and `fcntl`, which are async-signal-safe; it touches no memory shared with the parent and
 /// allocates nothing. `fd` must stay open in the parent until the spawn returns (the child got a copy).
-pub(super) fn protocol_fd_hook(fd: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
+fn protocol_fd_hook(fd: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     #[allow(unsafe_code)]
     move || {
         // SAFETY: two integer-argument syscalls on descriptors this (forked) process holds.

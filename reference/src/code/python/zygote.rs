@@ -37,7 +37,7 @@ use std::io::{self, BufRead, BufReader, IoSlice};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
@@ -105,17 +105,18 @@ impl Zygote {
 
     async fn fork(&self) -> io::Result<Spawned> {
         let (host, child_channel) = UnixStream::pair()?;
-        let (stdout, child_stdout) = io::pipe()?;
-        let (stderr, child_stderr) = io::pipe()?;
-        let fds: [OwnedFd; 3] = [child_channel.into(), child_stdout.into(), child_stderr.into()];
+        // nix's pipe2, not std's `io::pipe` (Rust 1.87; the crate's MSRV is 1.85).
+        let (stdout, child_stdout) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let (stderr, child_stderr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let fds: [OwnedFd; 3] = [child_channel.into(), child_stdout, child_stderr];
         let reply = self.request(&fds)?;
         drop(fds); // the zygote holds its copies now; ours must close so EOF means the child is gone
         let (pid, exit) = reply.await.map_err(|_| io::Error::other("the fork server ended"))?.map_err(io::Error::other)?;
         let group = GroupGuard::new(pid);
         host.set_nonblocking(true)?;
         let channel = tokio::net::UnixStream::from_std(host)?;
-        let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout.into())?;
-        let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr.into())?;
+        let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout)?;
+        let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr)?;
         let child = Leader::Forked { exit: Some(exit), status: None };
         Ok(Spawned { child, group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
     }
@@ -152,26 +153,10 @@ impl Zygote {
 
 impl Live {
     fn start(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::Result<Self> {
-        use std::os::unix::process::CommandExt;
         let (control, zygote_end) = UnixStream::pair()?;
         let zygote_fd: OwnedFd = zygote_end.into();
-        let mut command = Command::new(interpreter);
-        command
-            .arg("-I")
-            .arg("-c")
-            .arg(launcher)
-            .arg(bootstrap)
-            .arg("--zygote")
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        // SAFETY: see `process::protocol_fd_hook`: only `dup2` / `fcntl` between fork and exec.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(process::protocol_fd_hook(zygote_fd.as_raw_fd()));
-        }
+        let mut command = process::interpreter_command(interpreter, launcher, bootstrap, zygote_fd.as_raw_fd());
+        command.arg("--zygote").stdout(Stdio::null()).stderr(Stdio::null());
         let process = command.spawn()?;
         drop(zygote_fd);
         let shared = Arc::new(Mutex::new(Shared::default()));
