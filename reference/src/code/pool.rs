@@ -15,7 +15,8 @@
 //! `maxParallelSubCalls` settle records are pending the lane neither commits nor starts (upstream's
 //! backpressure after each commit).
 //!
-//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, RUN-046..RUN-049, CODE-001,
+//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, RUN-046..RUN-050, RUN-054
+//! (a queued sub-call is classified when it starts), CODE-001,
 //! CODE-008, MODE-001.
 
 use std::collections::VecDeque;

@@ -6,7 +6,8 @@
 //! context before the program so they hold the intrinsics the program could later replace. Raw writes to
 //! `process.stdout` / `process.stderr` are entries of their own, unsplit (upstream `captureStreamWrites`).
 //!
-//! Spec: RUN-026 (console capture and formatting), RUN-029 (log entries in the output ledger).
+//! Spec: RUN-026 (console capture and formatting), RUN-029 (log entries in the output ledger), RUN-055
+//! (the exception renderer in `prelude.js`: a stack-less Error, a value whose `String()` throws).
 
 use std::rc::Rc;
 use std::sync::OnceLock;

@@ -10,7 +10,8 @@
 //! Both walks use explicit stacks: a value nested 100,000 levels deep neither overflows the Rust stack nor
 //! the engine's.
 //!
-//! Spec: RUN-007 (binding arguments), RUN-023 (the completion).
+//! Spec: RUN-007 (binding arguments), RUN-023 (the completion), RUN-055 (overwritten globals and spoofed
+//! prototypes do not change what crosses).
 
 use std::collections::HashSet;
 
