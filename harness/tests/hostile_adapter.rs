@@ -50,7 +50,7 @@ fn an_endless_stdout_line_is_an_adapter_error_with_bounded_memory() {
     assert_eq!(out.status.code(), Some(101), "{}", out.log());
     assert_eq!(report.labels()["a-flood"], "ERROR(adapter)", "{}", short(report.message("a-flood")));
     let message = report.message("a-flood");
-    assert!(message.contains("longer than the protocol's limit of 67108864 bytes") && message.contains("bytes without a newline"), "{}", short(message));
+    assert!(message.contains("longer than the protocol's limit of 268435456 bytes") && message.contains("bytes without a newline"), "{}", short(message));
     assert_eq!(report.outcome("b-ok"), "PASS");
     assert!(out.peak_rss_kib < 1 << 20, "peak RSS {} KiB", out.peak_rss_kib);
 }

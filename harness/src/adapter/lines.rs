@@ -12,8 +12,10 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
 
-/// Longest protocol line accepted, in bytes without the `\n`: 64 MiB.
-pub const MAX_LINE: usize = 64 << 20;
+/// Longest protocol line accepted, in bytes without the `\n`: 256 MiB. A run_code result at Code Mode's
+/// default 64 MiB output limit (RUN-029) is carried twice in one line (`value` and `content`), so the cap
+/// sits well above twice that.
+pub const MAX_LINE: usize = 256 << 20;
 /// How many stderr lines are kept.
 pub const STDERR_TAIL_LINES: usize = 40;
 /// How many bytes of one stderr line are kept.
