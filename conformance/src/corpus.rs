@@ -5,7 +5,8 @@
 //! session with the `schema/check`, `schema/validate` and `schema/compile` requests
 //! (`conformance/PROTOCOL.md`), comparing exactly with the scenario checker's matcher and diff; a
 //! `register` group registers one tool fixture at session start and compares `tools/schemas` and
-//! `tools/get` in order instead.
+//! `tools/get` in order instead, and, when it holds an `assemble`, what `prompt/assemble` returns under the
+//! group's `setup` (`mode`, `runtime`).
 //!
 //! Depth: groups may hold values nested 100,000 levels deep; they are parsed without a depth limit, and
 //! [`Group`] dismantles them when dropped. Cloning them into requests recurses, so groups are run on the
@@ -20,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::Catalog;
 use crate::checker::{CheckOptions, Stop, compare, run_session};
-use crate::features::SCHEMA;
+use crate::features::{CODE_MODE, PROMPT, RUNTIME_PREFIX, SCHEMA};
 use crate::json::{self, Deep, dismantle};
 use crate::loader::LoadError;
 use crate::matchers::MatchMode;
@@ -58,7 +59,23 @@ pub enum Input {
         schemas: Deep,
         /// What `get(name)` returned.
         get: Deep,
+        /// What the system prompt assembled afterwards, when the group checks that too.
+        assemble: Option<Assembly>,
     },
+}
+
+/// A register group's prompt assembly: the session's `setup.mode` and `setup.runtime` (the group's
+/// `"setup"`), and upstream's `assemble()` answer (`"assemble": { "sections", "tools" }`), compared in order.
+#[derive(Debug)]
+pub struct Assembly {
+    /// `setup.mode` (absent: the deployment default, native).
+    pub mode: Option<String>,
+    /// `setup.runtime` (absent: none mounted).
+    pub runtime: Option<String>,
+    /// The sections, `[{ name, text }]` in ascending order.
+    pub sections: Deep,
+    /// The assembled tool schemas, in order.
+    pub tools: Deep,
 }
 
 /// One value checked against the group's schema.
@@ -301,7 +318,11 @@ pub(crate) fn group(item: Value, index: usize, stem: &str, file: &str, catalog: 
     }
     let register = map.remove("register");
     let input = match (map.remove("schema"), map.remove("dsl")) {
-        _ if register.is_some() => register_input(register, &mut map, unsupported.is_some(), object_root)?,
+        (None, None) if register.is_some() => register_input(register, &mut map, unsupported.is_some(), object_root)?,
+        (a, b) if register.is_some() => {
+            a.into_iter().chain(b).chain(register).for_each(dismantle);
+            return Err((".register".into(), "a register group has no schema, dsl, unsupported, objectRoot or tests".into()));
+        }
         (Some(schema), None) => Input::Raw(Deep(schema)),
         (None, Some(dsl)) => {
             let mut dsl = object(dsl, ".dsl")?;
@@ -357,18 +378,39 @@ pub(crate) fn group(item: Value, index: usize, stem: &str, file: &str, catalog: 
     Ok(Group { id, file: file.to_owned(), description, rules, input, unsupported, tests, object_root })
 }
 
-/// The `register` form: a tool fixture with a string `name`, and the `schemas` / `get` projections.
+/// The `register` form: a tool fixture with a string `name`, the `schemas` / `get` projections, and an
+/// optional `setup` (`mode`, `runtime`) with the `assemble` answer.
 fn register_input(tool: Option<Value>, map: &mut Map<String, Value>, unsupported: bool, object_root: bool) -> Result<Input, Problem> {
     let tool = tool.ok_or((".register".to_owned(), "missing".to_owned()))?;
     let name = tool.get("name").and_then(Value::as_str).map(str::to_owned);
     let tool = Deep(tool);
     let name = name.ok_or((".register.name".to_owned(), "must be a string".to_owned()))?;
-    if map.contains_key("schema") || map.contains_key("dsl") || unsupported || object_root || map.contains_key("tests") {
+    if unsupported || object_root || map.contains_key("tests") {
         return Err((".register".into(), "a register group has no schema, dsl, unsupported, objectRoot or tests".into()));
     }
     let schemas = Deep(map.remove("schemas").ok_or((String::new(), "a register group has schemas".to_owned()))?);
     let get = Deep(map.remove("get").ok_or((String::new(), "a register group has get".to_owned()))?);
-    Ok(Input::Register { tool, name, schemas, get })
+    let assemble = assembly(map.remove("setup"), map.remove("assemble"))?;
+    Ok(Input::Register { tool, name, schemas, get, assemble })
+}
+
+/// A register group's `setup` and `assemble`: both or neither.
+fn assembly(setup: Option<Value>, assemble: Option<Value>) -> Result<Option<Assembly>, Problem> {
+    let (setup, assemble) = match (setup, assemble) {
+        (None, None) => return Ok(None),
+        (Some(setup), Some(assemble)) => (object(setup, ".setup")?, object(assemble, ".assemble")?),
+        (Some(_), None) => return Err((".setup".into(), "a register group with a setup has an assemble".into())),
+        (None, Some(_)) => return Err((".assemble".into(), "a register group with an assemble has a setup".into())),
+    };
+    let mut setup = setup;
+    let mode = take_string(&mut setup, "mode", ".setup")?;
+    let runtime = take_string(&mut setup, "runtime", ".setup")?;
+    no_more(setup, ".setup")?;
+    let mut assemble = assemble;
+    let sections = Deep(assemble.remove("sections").ok_or((".assemble".to_owned(), "missing sections".to_owned()))?);
+    let tools = Deep(assemble.remove("tools").ok_or((".assemble".to_owned(), "missing tools".to_owned()))?);
+    no_more(assemble, ".assemble")?;
+    Ok(Some(Assembly { mode, runtime, sections, tools }))
 }
 
 /// `SKIP(not-applicable)` when the subject lacks the `schema` feature or the `dsh-tools-0.1` profile.
@@ -400,9 +442,29 @@ pub(crate) fn skip_or_run(reason: Option<String>, run: impl FnOnce() -> TrialRec
     }
 }
 
-/// Skips (see [`applicability`]) or runs the group.
+/// What a group needs beyond [`applicability`]: a register group that assembles needs feature `prompt`,
+/// `code-mode` for a mode other than native, and its runtime. Known only once the group is loaded (a
+/// deferred group is read when its trial runs).
+pub fn group_applicability(info: &SubjectInfo, group: &Group) -> Option<String> {
+    let Input::Register { assemble: Some(a), .. } = &group.input else { return None };
+    let mut missing: Vec<String> = Vec::new();
+    if !info.features.iter().any(|f| f == PROMPT) {
+        missing.push(PROMPT.into());
+    }
+    if a.mode.as_deref().is_some_and(|m| m != "native") && !info.features.iter().any(|f| f == CODE_MODE) {
+        missing.push(CODE_MODE.into());
+    }
+    if let Some(runtime) = &a.runtime {
+        if !info.runtimes.iter().any(|r| r == runtime) {
+            missing.push(format!("{RUNTIME_PREFIX}{runtime}"));
+        }
+    }
+    (!missing.is_empty()).then(|| format!("subject lacks {}", missing.join(", ")))
+}
+
+/// Skips (see [`applicability`] and [`group_applicability`]) or runs the group.
 pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, opts: &CheckOptions) -> TrialRecord {
-    skip_or_run(applicability(info), || run_group(subject, group, opts))
+    skip_or_run(applicability(info).or_else(|| group_applicability(info, group)), || run_group(subject, group, opts))
 }
 
 /// Runs one group in its own session (named after the group id): `session/open` with an empty setup,
@@ -411,18 +473,33 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
     let session = group.id.as_str();
     run_session(subject, session, opts, |run| {
         let mut setup = json!({});
-        if let Input::Register { tool, .. } = &group.input {
+        if let Input::Register { tool, assemble, .. } = &group.input {
             setup["tools"] = Value::Array(vec![deep_clone(&tool.0)]);
+            if let Some(a) = assemble {
+                for (key, value) in [("mode", &a.mode), ("runtime", &a.runtime)] {
+                    if let Some(value) = value {
+                        setup[key] = Value::String(value.clone());
+                    }
+                }
+            }
         }
         let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": setup }) })?;
         dismantle(open);
         let (schema, root) = match &group.input {
-            Input::Register { name, schemas, get, .. } => {
+            Input::Register { name, schemas, get, assemble, .. } => {
                 let result = Deep(run.send("tools/schemas", Request { method: "tools/schemas", params: json!({ "session": session }) })?);
                 compare("tools/schemas", "schemas", &schemas.0, result.0.get("schemas").unwrap_or(&Value::Null), MatchMode::Ordered)?;
                 let params = json!({ "session": session, "name": name });
                 let result = Deep(run.send("tools/get", Request { method: "tools/get", params })?);
                 compare("tools/get", "tool", &get.0, result.0.get("tool").unwrap_or(&Value::Null), MatchMode::Ordered)?;
+                if let Some(a) = assemble {
+                    let params = json!({ "session": session });
+                    let result = Deep(run.send("prompt/assemble", Request { method: "prompt/assemble", params })?);
+                    judge_outcome("prompt/assemble", None, &result.0)?;
+                    let field = |name: &str| result.0.get(name).unwrap_or(&Value::Null);
+                    compare("prompt/assemble", "sections", &a.sections.0, field("sections"), MatchMode::Ordered)?;
+                    compare("prompt/assemble", "tools", &a.tools.0, field("tools"), MatchMode::Ordered)?;
+                }
                 return Ok(());
             }
             Input::Raw(schema) => {
@@ -527,5 +604,66 @@ pub(crate) fn judge_outcome(ctx: &str, unsupported: Option<&Unsupported>, result
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(item: Value) -> Result<Group, Problem> {
+        group(item, 0, "g", "corpus/validation/g.json", None)
+    }
+
+    fn register(extra: Value) -> Value {
+        let mut item = json!({
+            "description": "d",
+            "register": { "name": "t", "rawParameters": { "type": "object" } },
+            "schemas": [],
+            "get": null,
+        });
+        if let (Value::Object(item), Value::Object(extra)) = (&mut item, extra) {
+            item.extend(extra);
+        }
+        item
+    }
+
+    #[test]
+    fn a_register_group_may_assemble_under_its_setup() {
+        let g = parse(register(json!({
+            "setup": { "mode": "code", "runtime": "typescript" },
+            "assemble": { "sections": [], "tools": [] },
+        })))
+        .expect("group");
+        let Input::Register { assemble: Some(a), .. } = &g.input else { panic!("{:?}", g.input) };
+        assert_eq!((a.mode.as_deref(), a.runtime.as_deref()), (Some("code"), Some("typescript")));
+        let info = SubjectInfo {
+            protocol_version: "1.0".into(),
+            name: "s".into(),
+            version: "0".into(),
+            language: "rust".into(),
+            profiles: vec!["dsh-tools-0.1".into()],
+            features: vec![SCHEMA.into(), PROMPT.into()],
+            runtimes: vec![],
+        };
+        assert_eq!(group_applicability(&info, &g).as_deref(), Some("subject lacks code-mode, runtime:typescript"));
+    }
+
+    #[test]
+    fn setup_and_assemble_come_together_and_hold_only_their_fields() {
+        let only_setup = parse(register(json!({ "setup": { "mode": "code" } }))).unwrap_err();
+        assert_eq!(only_setup, (".setup".into(), "a register group with a setup has an assemble".into()));
+        let only_assemble = parse(register(json!({ "assemble": { "sections": [], "tools": [] } }))).unwrap_err();
+        assert_eq!(only_assemble.0, ".assemble");
+        let stray = parse(register(json!({ "setup": { "agents": ["a"] }, "assemble": { "sections": [], "tools": [] } })));
+        assert_eq!(stray.unwrap_err().0, ".setup.agents");
+        let no_tools = parse(register(json!({ "setup": {}, "assemble": { "sections": [] } }))).unwrap_err();
+        assert_eq!(no_tools, (".assemble".into(), "missing tools".into()));
+    }
+
+    #[test]
+    fn a_register_group_holds_no_schema() {
+        let err = parse(register(json!({ "schema": { "type": "string" } }))).unwrap_err();
+        assert_eq!(err.0, ".register");
     }
 }

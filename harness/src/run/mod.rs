@@ -151,6 +151,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         index,
         extra: Default::default(),
         stray_names: Default::default(),
+        info: info.clone(),
     });
 
     let mut trials = Vec::new();

@@ -157,10 +157,11 @@ pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Durat
     (verdict, record.restart_needed)
 }
 
-/// Runs one validation-corpus group against a subject (`dsh_conformance::corpus::run_group`); the second
-/// value says whether the subject must be restarted.
-pub fn check_group(subject: &mut dyn Subject, group: &Group, step_timeout: Duration) -> (Verdict, bool) {
-    let record = corpus::run_group(subject, group, &CheckOptions { step_timeout });
+/// Runs one validation-corpus group against a subject (`dsh_conformance::corpus::check_group`: SKIP when
+/// the loaded group needs what the subject lacks); the second value says whether the subject must be
+/// restarted.
+pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, step_timeout: Duration) -> (Verdict, bool) {
+    let record = corpus::check_group(subject, info, group, &CheckOptions { step_timeout });
     let mut verdict = from_outcome(&record.outcome);
     verdict.transcript = record.transcript;
     (verdict, record.restart_needed)

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use dsh_conformance::subject::Stray;
 
 use dsh_conformance::corpus_index::{ListedCase, ListedGroup};
-use dsh_conformance::subject::Subject;
+use dsh_conformance::subject::{Subject, SubjectInfo};
 use dsh_conformance::{OutcomeName, Scenario};
 use libtest_mimic::{Completion, Failed};
 
@@ -45,6 +45,8 @@ pub struct Context {
     pub extra: AtomicUsize,
     /// Names already used by stray records.
     pub stray_names: Mutex<HashMap<String, usize>>,
+    /// What the subject declared at start-up (a loaded corpus group may need more than its listing showed).
+    pub info: SubjectInfo,
 }
 
 impl Context {
@@ -109,7 +111,7 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup) -> Result<Completion, F
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
         };
         leased(&shared, &group.id.clone(), |subject, timeout| {
-            let checked = suite::check_group(subject, &group, timeout);
+            let checked = suite::check_group(subject, &shared.info, &group, timeout);
             // Groups may hold deep values: take them apart here, on the trial's large stack.
             drop(group);
             checked
