@@ -231,6 +231,40 @@ mod tests {
         )
     }
 
+    /// `{"type":"array","items":…}` around a string, `depth` levels deep, built without recursion.
+    fn deep_array_schema(depth: usize) -> Value {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..depth {
+            schema = json!({"type": "array", "items": schema});
+        }
+        schema
+    }
+
+    /// A registered tool's schemas (the definition's, the projected parameters, the output schema) are taken
+    /// apart without recursion when it goes: registered on a large stack, 1,000 levels then drop on a
+    /// 64 KiB one (a recursive drop overflows it and aborts the test binary).
+    #[test]
+    fn a_deep_registered_tool_drops_on_a_small_stack() {
+        let register = || {
+            let registry = Arc::new(Registry::default());
+            let parameters = json!({"type": "object", "properties": {"n": deep_array_schema(1_000)}});
+            let output = OutputDeclaration { schema: deep_array_schema(1_000), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None };
+            let deep = ToolDefinition::new("deep", "d", Parameters::Raw(parameters), output, Arc::new(|_, _| Box::pin(async { Ok(Value::Null) })));
+            let handle = registry.register(deep, None).ok();
+            (registry, handle)
+        };
+        let registered = std::thread::Builder::new().stack_size(256 << 20).spawn(register).map(|t| t.join());
+        let Ok(Ok((registry, Some(handle)))) = registered else { panic!("the deep tool did not register") };
+        let release = move || {
+            drop(handle);
+            let gone = registry.resolve("deep", None).is_none();
+            drop(registry);
+            gone
+        };
+        let joined = std::thread::Builder::new().stack_size(64 << 10).spawn(release).map(|t| t.join());
+        assert!(matches!(joined, Ok(Ok(true))));
+    }
+
     #[test]
     fn dropping_a_registration_unregisters_only_itself() {
         let registry = Arc::new(Registry::default());
