@@ -125,3 +125,18 @@ impl std::fmt::Display for RestrictError {
 }
 
 impl std::error::Error for RestrictError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An embedder printing the error (`{e}`, `to_string()`) reads upstream's message, as the protocol does.
+    #[test]
+    fn a_restrict_error_displays_its_message() {
+        let registry = Arc::new(Registry::default());
+        let refused = registry.restrict(&ScopeKey::new("a"), ToolFilter::default());
+        let Err(e) = refused else { panic!("an empty filter is refused") };
+        assert!(e.message.starts_with("tools.restrict({}) is a no-op"));
+        assert_eq!(e.to_string(), e.message);
+    }
+}
