@@ -110,3 +110,20 @@ fn apply(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::failure_message;
+
+    /// A `null` part is read as JavaScript reads a property of `null`: the message fails to build (the
+    /// scenario format types parts as objects, so only this test reaches it); a non-object part has no type.
+    #[test]
+    fn null_and_non_object_parts_follow_javascript() {
+        let null_part = failure_message(&[json!({"type": "text", "text": "a"}), json!(null)]);
+        assert!(null_part.is_err_and(|e| e.to_string().contains("Cannot read properties of null (reading 'type')")));
+        let number_part = failure_message(&[json!(7)]);
+        assert_eq!(number_part.ok().as_deref(), Some("[undefined content]"));
+    }
+}

@@ -266,6 +266,15 @@ mod tests {
     }
 
     #[test]
+    fn a_forgotten_registration_stays_registered() {
+        let registry = Arc::new(Registry::default());
+        let handle = registry.register(def("kept"), None);
+        let Ok(handle) = handle else { panic!("registered") };
+        handle.forget();
+        assert!(registry.resolve("kept", None).is_some());
+    }
+
+    #[test]
     fn dropping_a_registration_unregisters_only_itself() {
         let registry = Arc::new(Registry::default());
         let first = registry.register(def("a"), None);
