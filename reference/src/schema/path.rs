@@ -32,8 +32,9 @@ pub(crate) const ROOT: PathId = usize::MAX;
 
 impl<'a> Paths<'a> {
     pub(crate) fn new(root: &'a str) -> Self {
-        // Sized for a typical tool argument or output value, so small validations never regrow it.
-        Self { root, nodes: Vec::with_capacity(64) }
+        // Grown on demand: only containers and reported violations take a node, and 16 nodes (512 bytes)
+        // keep the first allocation on the allocator's fast path (2 KiB did not, and cost more than the walk).
+        Self { root, nodes: Vec::with_capacity(16) }
     }
 
     /// Extend `parent` by one step.
