@@ -415,8 +415,7 @@ impl ToolRuntime {
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
         match self.inner.executors.nearest(input.agent.as_ref()) {
             None => {
-                let pipeline = Arc::clone(&self.inner.pipeline);
-                DropSafe::new(async move { pipeline.execute(input).await }).await
+                DropSafe::new(Arc::clone(&self.inner.pipeline).execute(input)).await
             }
             Some(executor) => DropSafe::new(executor.execute(input, self.native_executor())).await,
         }
@@ -433,7 +432,7 @@ impl ToolRuntime {
         let pipeline = Arc::clone(&self.inner.pipeline);
         NativeExecutor::new(Arc::new(move |input| {
             let pipeline = Arc::clone(&pipeline);
-            Box::pin(async move { pipeline.execute(input).await })
+            Box::pin(Arc::clone(&pipeline).execute(input))
         }))
     }
 

@@ -250,9 +250,12 @@ fn js_number(n: &Number) -> Option<Number> {
 /// then the rest in insertion order), which is the order a lossless JS snapshot exposes, and hold every
 /// number as JavaScript does (an IEEE double: `2.0` is `2`, integers beyond ±2^53 round).
 pub(crate) fn js_property_order(root: &mut Value) {
-    let mut stack: Vec<&mut Value> = vec![root];
-    while let Some(value) = stack.pop() {
-        match value {
+    // Only containers go on the stack, and the root is taken first without it: a scalar or a flat
+    // object (the usual tool arguments and outputs) allocates nothing here.
+    let mut stack: Vec<&mut Value> = Vec::new();
+    let mut next = Some(root);
+    while let Some(value) = next.take().or_else(|| stack.pop()) {
+        let children: &mut dyn Iterator<Item = &mut Value> = match value {
             Value::Object(map) => {
                 if map.keys().any(|k| array_index(k).is_some()) {
                     let taken = std::mem::take(map);
@@ -271,16 +274,29 @@ pub(crate) fn js_property_order(root: &mut Value) {
                     }
                     *map = rebuilt;
                 }
-                stack.extend(map.values_mut());
+                &mut map.values_mut()
             }
-            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Array(items) => &mut items.iter_mut(),
             Value::Number(n) => {
-                if let Some(js) = js_number(n) {
-                    *n = js;
-                }
+                js_double(n);
+                continue;
             }
-            _ => {}
+            _ => continue,
+        };
+        for child in children {
+            match child {
+                Value::Object(_) | Value::Array(_) => stack.push(child),
+                Value::Number(n) => js_double(n),
+                _ => {}
+            }
         }
+    }
+}
+
+/// Hold a number as JavaScript does (an IEEE double).
+fn js_double(n: &mut Number) {
+    if let Some(js) = js_number(n) {
+        *n = js;
     }
 }
 
@@ -380,6 +396,16 @@ pub(crate) fn assemble_from(root: Slot, shapes: Vec<Shape>) -> Value {
 
 /// Drop a value of any depth without recursion.
 pub fn dismantle(root: Value) {
+    // A value with no container inside a container drops at depth one: no stack to allocate.
+    let nested = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let shallow = match &root {
+        Value::Array(items) => !items.iter().any(nested),
+        Value::Object(map) => !map.values().any(nested),
+        _ => true,
+    };
+    if shallow {
+        return;
+    }
     let mut stack = vec![root];
     while let Some(value) = stack.pop() {
         match value {

@@ -93,8 +93,10 @@ impl Pipeline {
         }
     }
 
-    /// Run one call through every stage.
-    pub(crate) async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+    /// Run one call through every stage. Takes the pipeline by `Arc` so the returned future owns it and
+    /// needs no wrapper: the caller boxes this future once per call, and a box under 1 KiB stays on the
+    /// allocator's fast path.
+    pub(crate) async fn execute(self: Arc<Self>, input: ToolExecutionInput) -> ToolExecutionResult {
         let call = self.enter(input);
         let stage = match self.prepare(&call).await {
             Prepared::Dispatch => self.dispatch(&call).await,
@@ -124,9 +126,14 @@ impl Pipeline {
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
         let result = match stage {
             Stage::Final(result) => result,
-            Stage::Post(result) => match post_execute::run(&self.post_execute, &self.registry, call, result).await {
-                Ok(result) => replace_if_cancelled(call, result),
-                Err(failure) => ToolExecutionResult::from_failure(failure),
+            // With no post-execute listener for the call there is nothing to await; otherwise the stage runs
+            // boxed, so the common call's future (one allocation per execute) stays small.
+            Stage::Post(result) => match post_execute::chain(&self.post_execute, call) {
+                None => replace_if_cancelled(call, result),
+                Some(chain) => match Box::pin(post_execute::run(chain, &self.registry, call, result)).await {
+                    Ok(result) => replace_if_cancelled(call, result),
+                    Err(failure) => ToolExecutionResult::from_failure(failure),
+                },
             },
         };
         result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::callback::Contained;
 use crate::error::ToolFailure;
-use crate::hooks::{HookList, PostExecuteListener, PostNext, PostToolDecision};
+use crate::hooks::{HookEntry, HookList, PostExecuteListener, PostNext, PostToolDecision};
 use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
 use crate::value::js_string;
@@ -23,18 +23,24 @@ use crate::value::js_string;
 use super::entry::Call;
 use super::output;
 
-/// Run a snapshot of `listeners` and apply its decision (a value replacement re-resolves the tool in
-/// `registry`); `Err` is a thrown failure (the caller publishes it as is).
-pub(crate) async fn run(
+/// The snapshot of `listeners` taken as the stage starts, or `None` when no listener in it applies to the
+/// call (the stage then accepts the result as it is, with no future to run).
+pub(crate) fn chain(
     listeners: &HookList<Arc<dyn PostExecuteListener>>,
+    call: &Call,
+) -> Option<Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>> {
+    let chain = listeners.snapshot();
+    chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())).then_some(chain)
+}
+
+/// Run `chain` (from [`chain`]) over `result` and apply its decision (a value replacement re-resolves the
+/// tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
+pub(crate) async fn run(
+    chain: Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>,
     registry: &Registry,
     call: &Call,
     result: ToolExecutionResult,
 ) -> Result<ToolExecutionResult, ToolFailure> {
-    let chain = listeners.snapshot();
-    if !chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
-        return Ok(result);
-    }
     let next = PostNext { chain: &chain, exec: &call.exec, result: &result };
     let decision = match Contained(Box::pin(next.run())).await {
         Ok(outcome) => outcome?,
