@@ -5,6 +5,9 @@
 //! pass-through post-execute listener), `execute_concurrent100_per_call` (batches of 100 executes awaited
 //! together), `validate_20item_value_per_call`.
 //!
+//! Arguments that do not start with `--` filter the figures by substring (`cargo bench --bench pipeline --
+//! validate` runs the validation figure alone, e.g. under a profiler).
+//!
 //! Spec: none (performance anchors, see DESIGN.md); the workloads exercise PIPE-001's stage order.
 
 #![allow(missing_docs)]
@@ -72,10 +75,19 @@ async fn concurrent(rt: &ToolRuntime, signal: &CancellationToken, n: usize, next
     }
 }
 
+/// Whether the figure `name` was asked for: no filter, or a filter argument it contains.
+fn wanted(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
 fn main() {
     let Ok(tokio) = tokio::runtime::Builder::new_current_thread().build() else { return };
     let signal = CancellationToken::new();
     for hooks in [false, true] {
+        if !wanted(if hooks { "execute_seq_3hooks_per_call" } else { "execute_seq_noop_per_call" }) {
+            continue;
+        }
         let rt = ToolRuntime::new(ToolsConfig::default());
         let _reg = rt.register(echo(), None);
         let _hooks = hooks.then(|| {
@@ -96,7 +108,7 @@ fn main() {
             .collect();
         report(if hooks { "execute_seq_3hooks_per_call" } else { "execute_seq_noop_per_call" }, n, samples);
     }
-    {
+    if wanted("execute_concurrent100_per_call") {
         let rt = ToolRuntime::new(ToolsConfig::default());
         let _reg = rt.register(echo(), None);
         let mut next_id = 0;
@@ -110,6 +122,9 @@ fn main() {
             })
             .collect();
         report("execute_concurrent100_per_call", n, samples);
+    }
+    if !wanted("validate_20item_value_per_call") {
+        return;
     }
     let schema = json!({"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string","enum":["x","y"]}},"required":["a"]}}},"required":["path"]});
     let items: Vec<Value> = (0..20).map(|k| json!({"a": k, "b": "x"})).collect();
