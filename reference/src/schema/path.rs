@@ -32,13 +32,17 @@ pub(crate) const ROOT: PathId = usize::MAX;
 
 impl<'a> Paths<'a> {
     pub(crate) fn new(root: &'a str) -> Self {
-        // Grown on demand: only containers and reported violations take a node, and 16 nodes (512 bytes)
-        // keep the first allocation on the allocator's fast path (2 KiB did not, and cost more than the walk).
-        Self { root, nodes: Vec::with_capacity(16) }
+        // Grown on demand: only nested containers and reported violations take a node, so a flat value
+        // allocates none (a pre-sized 2 KiB arena was off glibc's fast path and cost more than the walk).
+        Self { root, nodes: Vec::new() }
     }
 
     /// Extend `parent` by one step.
     pub(crate) fn push(&mut self, parent: PathId, seg: Seg<'a>) -> PathId {
+        if self.nodes.capacity() == 0 {
+            // The first node: room for a typical value's containers at once (512 bytes).
+            self.nodes.reserve(16);
+        }
         self.nodes.push((parent, seg));
         self.nodes.len() - 1
     }
