@@ -209,3 +209,39 @@ async fn an_aborted_code_run_ends_with_its_program() {
     assert_eq!(result.error_code(), Some(&ErrorCode::CODE_RUN_FAILED), "{}", result.to_json());
     assert_eq!(result.to_json()["error"]["message"], "code run failed (abort): AbortError: This operation was aborted");
 }
+
+#[tokio::test]
+async fn an_aborted_code_run_carries_its_callers_reason() {
+    let world = World::new(typescript());
+    // The harness's `call/abort` path: the reason is attached to the execution before its signal fires.
+    let token = Arc::new(Mutex::new(None));
+    let _capture = {
+        let token = Arc::clone(&token);
+        world.runtime.on_pre_execute(
+            None,
+            pre_execute_fn(move |exec, next| {
+                if exec.call_id == "call_run" {
+                    *token.lock().unwrap() = Some(exec.token);
+                }
+                next.run()
+            }),
+        )
+    };
+    let signal = CancellationToken::new();
+    let input = ToolExecutionInput::new("call_run", "code_run", json!({ "code": "await new Promise(() => {});", "description": "hang" }))
+        .with_agent(&world.agent)
+        .with_signal(signal.clone());
+    let runtime = world.runtime.clone();
+    let call = tokio::spawn(async move { runtime.execute(input).await });
+    for _ in 0..200 {
+        if token.lock().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    world.runtime.set_abort_reason(token.lock().unwrap().unwrap(), "stopped by the user");
+    signal.cancel();
+    let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await.unwrap().unwrap();
+    // RUN-032's relay: the caller's reason, not the default one, is what the model reads.
+    assert_eq!(result.to_json()["error"]["message"], "code run failed (abort): stopped by the user", "{}", result.to_json());
+}
