@@ -11,6 +11,9 @@
 //! transport call is driven by a current-thread runtime on the bench thread (the runtimes run programs
 //! on their own threads and processes).
 //!
+//! Arguments that do not start with `--` filter the figures by substring (`cargo bench --bench code --
+//! seq_calls_per_run_python`).
+//!
 //! Spec: none (performance anchors, see DESIGN.md); the workloads exercise the RUN bridge rules.
 
 #![allow(missing_docs)]
@@ -48,7 +51,7 @@ impl Bench {
     }
 
     fn figure(&mut self, figure: &str, code: &str, rounds: usize, n: usize) {
-        if !self.run(code) {
+        if !wanted(figure) || !self.run(code) {
             return;
         }
         let mut samples = Vec::with_capacity(rounds);
@@ -82,6 +85,9 @@ fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
 
 /// The per-run floor: an empty program, straight to the runtime.
 fn floor(runtime: &PythonRuntime) {
+    if !wanted("run_code_python_floor_per_run") {
+        return;
+    }
     let Ok(tokio) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     let once = || {
         let request = CodeRunRequest { program: String::new(), bindings: Vec::new(), signal: RunSignal::new(), state_owner: None };
@@ -112,6 +118,12 @@ fn floor(runtime: &PythonRuntime) {
         samples.push(t0.elapsed().as_secs_f64() * 1e6 / n as f64);
     }
     report("run_code_python_floor_per_run", n, samples);
+}
+
+/// Whether the figure `name` was asked for: no filter, or a filter argument it contains.
+fn wanted(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
 
 fn main() {
