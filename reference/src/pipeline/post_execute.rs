@@ -23,12 +23,15 @@ use crate::value::js_string;
 use super::entry::Call;
 use super::output;
 
+/// A snapshot of the post-execute listeners.
+pub(crate) type Chain = Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>;
+
 /// The snapshot of `listeners` taken as the stage starts, or `None` when no listener in it applies to the
 /// call (the stage then accepts the result as it is, with no future to run).
 pub(crate) fn chain(
     listeners: &HookList<Arc<dyn PostExecuteListener>>,
     call: &Call,
-) -> Option<Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>> {
+) -> Option<Chain> {
     let chain = listeners.snapshot();
     chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())).then_some(chain)
 }
@@ -36,7 +39,7 @@ pub(crate) fn chain(
 /// Run `chain` (from [`chain`]) over `result` and apply its decision (a value replacement re-resolves the
 /// tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
 pub(crate) async fn run(
-    chain: Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>,
+    chain: Chain,
     registry: &Registry,
     call: &Call,
     result: ToolExecutionResult,

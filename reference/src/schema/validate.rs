@@ -435,14 +435,16 @@ fn scalar_fits(ty: Scalar, value: &Value) -> bool {
 
 /// Whether a value holds `-0`, the one JSON text number that is not lossless (explicit stack).
 fn has_negative_zero(value: &Value) -> bool {
-    let mut stack = vec![value];
+    let negative_zero = |n: &serde_json::Number| n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative());
+    // A scalar needs no stack.
+    let mut stack = match value {
+        Value::Number(n) => return negative_zero(n),
+        Value::Array(_) | Value::Object(_) => vec![value],
+        _ => return false,
+    };
     while let Some(v) = stack.pop() {
         match v {
-            Value::Number(n) => {
-                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
-                    return true;
-                }
-            }
+            Value::Number(n) if negative_zero(n) => return true,
             Value::Array(items) => stack.extend(items),
             Value::Object(map) => stack.extend(map.values()),
             _ => {}
