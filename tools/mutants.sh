@@ -23,7 +23,8 @@ for f in "$tree"/corpus/validation/*.json "$tree"/corpus/sdk/*.json; do
   case $(basename "$f") in deep*) ;; *) ln -s "$f" "$corpus/$(basename "$(dirname "$f")")/" ;; esac
 done
 cd "$tree"
-exec cargo mutants --in-place --no-shuffle --baseline skip \
+# Not `exec`: the trap above must still run to remove the temporary corpus directory.
+cargo mutants --in-place --no-shuffle --baseline skip \
   -p dsh-tools --test-package dsh-harness --cargo-test-arg=--test=conformance \
   -f 'reference/src/pipeline/**' -f 'reference/src/registry/**' -f reference/src/schema/validate.rs \
   --timeout 150 --build-timeout 900 \
