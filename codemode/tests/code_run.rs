@@ -193,15 +193,21 @@ async fn per_call_mode_keeps_nothing() {
     assert_eq!(value(&world.code_run("return 'x' in globals()").await), json!(false));
 }
 
-#[tokio::test]
-async fn an_aborted_code_run_ends_with_its_program() {
-    let world = World::new(typescript());
+/// Start `call_run`, a `code_run` whose program never settles, under the world's agent: its signal and the
+/// spawned call.
+fn start_hanging_run(world: &World) -> (CancellationToken, tokio::task::JoinHandle<dsh_tools::ToolExecutionResult>) {
     let signal = CancellationToken::new();
     let input = ToolExecutionInput::new("call_run", "code_run", json!({ "code": "await new Promise(() => {});", "description": "hang" }))
         .with_agent(&world.agent)
         .with_signal(signal.clone());
     let runtime = world.runtime.clone();
-    let call = tokio::spawn(async move { runtime.execute(input).await });
+    (signal, tokio::spawn(async move { runtime.execute(input).await }))
+}
+
+#[tokio::test]
+async fn an_aborted_code_run_ends_with_its_program() {
+    let world = World::new(typescript());
+    let (signal, call) = start_hanging_run(&world);
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     signal.cancel();
     let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await.unwrap().unwrap();
@@ -227,12 +233,7 @@ async fn an_aborted_code_run_carries_its_callers_reason() {
             }),
         )
     };
-    let signal = CancellationToken::new();
-    let input = ToolExecutionInput::new("call_run", "code_run", json!({ "code": "await new Promise(() => {});", "description": "hang" }))
-        .with_agent(&world.agent)
-        .with_signal(signal.clone());
-    let runtime = world.runtime.clone();
-    let call = tokio::spawn(async move { runtime.execute(input).await });
+    let (signal, call) = start_hanging_run(&world);
     for _ in 0..200 {
         if token.lock().unwrap().is_some() {
             break;
