@@ -3,9 +3,10 @@
 //! properties, then declared properties in schema order, then undeclared keys under
 //! `additionalProperties: false`; per array: items in order; `oneOf` counts exactly-one matches.
 //!
-//! The schema is first compiled (one pass over its nodes) into a flat table of typed nodes, so walking a
-//! large value does no keyword string matching; both passes use explicit stacks, never recursion, so
-//! 100,000-level values and schemas are fine.
+//! The schema is first compiled (one breadth-first pass over its nodes, the table itself as the queue) into
+//! a flat table of typed nodes, so walking a large value does no keyword string matching; the walk keeps an
+//! explicit stack of small frames. Neither pass recurses, so 100,000-level values and schemas are fine, and
+//! diagnostic paths are interned only when a frame or a violation needs one.
 //!
 //! Spec: ARG-009..ARG-014, OUT-003, SCHEMA-004, SCHEMA-008, SCHEMA-009, SCHEMA-011, SCHEMA-018, SCHEMA-027..SCHEMA-031, SCHEMA-033.
 
