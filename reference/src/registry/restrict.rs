@@ -1,8 +1,9 @@
 //! Restriction masks (upstream `tools.restrict`): an agent scope's [`ToolFilter`] over the tools it
 //! inherits, with upstream's exact rejections (an empty filter, the reserved transport, unknown names with
-//! the known list); masks intersect, and dropping the guard lifts one.
+//! the known list); masks intersect, and dropping the guard lifts one. Under a preset scope this is the hard
+//! delete seed 002 gives as the reason the codemode preset masks with its executor instead (CDM-042).
 //!
-//! Spec: SCOPE-005..SCOPE-013, SCOPE-017, REG-023, REG-025.
+//! Spec: SCOPE-005..SCOPE-013, SCOPE-017, REG-023, REG-025, CDM-042.
 
 use std::sync::Arc;
 
