@@ -380,18 +380,10 @@ fn start<'a, 's>(
             items.map(|node| Frame::new(Pending::Items { node, items: values, next: 0 }, tails.len(), place.id(paths)))
         }
         Node::Scalar { ty, allowed, constant } => {
-            let type_ok = match (ty, value) {
-                (Scalar::String, Value::String(_)) | (Scalar::Boolean, Value::Bool(_)) | (Scalar::Null, Value::Null) => true,
-                (Scalar::Number, Value::Number(n)) => {
-                    if !is_json_number(n) {
-                        return one(paths, place, "must be a finite JSON number", out);
-                    }
-                    true
+            if !scalar_fits(*ty, value) {
+                if matches!((ty, value), (Scalar::Number, Value::Number(_))) {
+                    return one(paths, place, "must be a finite JSON number", out);
                 }
-                (Scalar::Integer, Value::Number(n)) => is_json_integer(n),
-                _ => false,
-            };
-            if !type_ok {
                 let what = match ty {
                     Scalar::String => "must be a string",
                     Scalar::Number => "must be a number",
