@@ -7,11 +7,12 @@
 //! (`agent`: the agent's name; upstream appends these entries to the agent's session, so transport calls
 //! without an agent log nothing).
 //!
-//! [`RUNTIMES`] lists the backends compiled in and wired here; `capabilities.rs` advertises it.
+//! [`RUNTIMES`] lists the backends compiled in and wired here; `capabilities.rs` advertises it. Python
+//! runtimes share one fork server per process (`python`).
 //!
 //! Spec: RUN-015, RUN-018, RUN-027..RUN-029, RUN-031, RUN-032.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dsh_conformance::fixture::{Language, RuntimeLimits};
 use dsh_tools::code::python::PythonRuntime;
@@ -60,9 +61,20 @@ fn backend(language: Language, limits: CodeRuntimeLimits) -> Result<Arc<dyn Code
 pub fn backend_in(language: Language, limits: CodeRuntimeLimits, mode: CodeExecutionMode) -> Result<Arc<dyn CodeRuntime>, Failure> {
     let built: Result<Arc<dyn CodeRuntime>, _> = match language {
         Language::Typescript => TypeScriptRuntime::new(limits).map(|r| Arc::new(r.with_execution_mode(mode)) as Arc<dyn CodeRuntime>),
-        Language::Python => PythonRuntime::new(limits).map(|r| Arc::new(r.with_execution_mode(mode)) as Arc<dyn CodeRuntime>),
+        Language::Python => python(limits).map(|r| Arc::new(r.with_execution_mode(mode)) as Arc<dyn CodeRuntime>),
     };
     built.map_err(|e| rejected(language, &e.message))
+}
+
+/// A Python runtime with `limits` sharing the process's one fork server (`PythonRuntime::with_limits`), so
+/// a session does not start an interpreter and import the bootstrap again (~100 ms of CPU each); runs are
+/// fresh processes either way. Without a usable interpreter, `PythonRuntime::new`'s own rejection.
+fn python(limits: CodeRuntimeLimits) -> Result<PythonRuntime, dsh_tools::code::CodeRuntimeMisuse> {
+    static BASE: OnceLock<Option<PythonRuntime>> = OnceLock::new();
+    match BASE.get_or_init(|| PythonRuntime::new(CodeRuntimeLimits::default()).ok()) {
+        Some(base) => base.with_limits(limits),
+        None => PythonRuntime::new(limits),
+    }
 }
 
 /// Mount the runtime `setup.runtime` names, if any; the guard keeps it mounted.

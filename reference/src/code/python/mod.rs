@@ -99,7 +99,8 @@ pub struct PythonRuntime {
 }
 
 struct Inner {
-    zygote: zygote::Zygote,
+    /// Shared with the runtimes [`PythonRuntime::with_limits`] derived from this one's.
+    zygote: Arc<zygote::Zygote>,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
     retained: Retained<run::Worker>,
@@ -129,9 +130,24 @@ impl PythonRuntime {
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        let zygote = zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP);
+        let zygote = Arc::new(zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP));
+        Ok(Self::sharing(zygote, limits))
+    }
+
+    /// A runtime with other `limits` that shares this one's interpreter and fork server, in per-call mode.
+    /// Everything else is its own: its disposal, its persistent environments, its budgets. Use it where
+    /// many short-lived runtimes are built (one per agent, session or test), so each does not pay the
+    /// fork server's start-up (the interpreter and the bootstrap's imports, ~100 ms of CPU) again; the fork
+    /// server lives until the last runtime sharing it is dropped. Runs stay fresh processes either way:
+    /// the fork server never runs a program. Rejects invalid limits as [`Self::new`] does.
+    pub fn with_limits(&self, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        validate_limits(&limits)?;
+        Ok(Self::sharing(Arc::clone(&self.inner.zygote), limits))
+    }
+
+    fn sharing(zygote: Arc<zygote::Zygote>, limits: CodeRuntimeLimits) -> Self {
         let inner = Inner { zygote, limits, disposed: CancellationToken::new(), retained: Retained::default() };
-        Ok(Self { inner: Arc::new(inner), mode: CodeExecutionMode::PerCall })
+        Self { inner: Arc::new(inner), mode: CodeExecutionMode::PerCall }
     }
 
     /// The same runtime in `mode`. In [`CodeExecutionMode::PersistentInMemory`] a request naming a

@@ -1,4 +1,5 @@
-//! The fork server ("zygote") of per-call Python runs: one `python3 -I` per [`PythonRuntime`](super::PythonRuntime),
+//! The fork server ("zygote") of per-call Python runs: one `python3 -I` per [`PythonRuntime`](super::PythonRuntime)
+//! (and the runtimes derived from it with `with_limits`),
 //! started on the first per-call run, that has imported the bootstrap and never runs a program; it forks
 //! one child per run, and that child goes on exactly as a freshly spawned interpreter would from the
 //! bootstrap's `_main()`.
@@ -16,14 +17,15 @@
 //! or the next run. What forked children do share is what the zygote had before any program ran: its
 //! imported modules (as a fresh interpreter importing the bootstrap has), its working directory (the
 //! host's when the zygote started), and CPython's string-hash secret (`hash(str)` is the same in every
-//! run of one runtime; a fresh interpreter draws a new one).
+//! run one fork server forks; a fresh interpreter draws a new one).
 //!
 //! Protocol on the control socket (the zygote's fd 3): a request is one byte with three descriptors
 //! attached; the zygote answers, in request order, `P <pid>` or `E <why>`, and reports every child it
 //! reaps as `X <pid> <raw wait status>`. A reader thread (not a task: runs may come from several tokio
 //! runtimes) hands each `P` to the oldest waiting request and each `X` to its run's [`Leader`].
 //!
-//! Lifetime: the zygote ends when its runtime's last clone is dropped (the control socket is shut down,
+//! Lifetime: the zygote ends when the last clone of its runtime, and of every runtime
+//! [`with_limits`](super::PythonRuntime::with_limits) derived from it, is dropped (the control socket is shut down,
 //! the zygote killed and reaped), or on EOF if this process dies. A zygote that died is replaced on the
 //! next run; a run whose fork fails falls back to spawning its interpreter directly (`process::spawn`),
 //! and only if that fails too does it end as `worker-exit` naming the error. Persistent environments

@@ -106,3 +106,29 @@ async fn no_zygote_outlives_its_runtime() {
     drop(clone);
     assert!(!alive(zygote), "dropping the last clone ends and reaps the zygote");
 }
+
+#[tokio::test]
+async fn a_runtime_with_other_limits_shares_the_fork_server_and_nothing_else() {
+    let base = runtime();
+    assert_eq!(value(&base, "return 1").await, json!(1));
+    let zygote = base.inner.zygote.pid().unwrap();
+    let tight = CodeRuntimeLimits { max_output_bytes: 40, ..base.limits() };
+    let derived = base.with_limits(tight).unwrap();
+    assert_eq!(derived.limits(), tight);
+    assert_eq!(derived.interpreter(), base.interpreter());
+    // Its runs are forked by the same zygote, under its own budgets.
+    let parent = value(&derived, "import os\nreturn os.getppid()").await;
+    assert_eq!(parent.as_u64(), Some(u64::from(zygote)));
+    let over = run(&derived, "print('y' * 100)").await;
+    assert_eq!(over.error.map(|e| e.kind), Some(crate::code::CodeRunErrorKind::OutputLimit));
+    // Its disposal is its own.
+    derived.dispose();
+    assert!(derived.run(CodeRunRequest { program: "return 1".to_owned(), bindings: Vec::new(), signal: RunSignal::new(), state_owner: None }).await.is_err());
+    assert_eq!(value(&base, "return 2").await, json!(2));
+    // The zygote lives while any runtime sharing it does.
+    drop(base);
+    assert!(alive(zygote), "the derived runtime keeps the fork server");
+    drop(derived);
+    assert!(!alive(zygote), "dropping the last runtime sharing it ends and reaps the zygote");
+    assert!(runtime().with_limits(CodeRuntimeLimits { compute_ms: 0.0, ..CodeRuntimeLimits::default() }).is_err());
+}
