@@ -98,6 +98,11 @@ pub trait Subject: Send {
     /// The protocol lines exchanged since the last call to this method, for failure transcripts
     /// (`→ ...` for sent, `← ...` for received). In-process subjects render the same JSON.
     fn take_transcript(&mut self) -> Vec<String>;
+    /// Forgets the protocol lines exchanged since the last take, without rendering them (a PASS's
+    /// transcript is never shown). The default takes and drops them.
+    fn discard_transcript(&mut self) {
+        drop(self.take_transcript());
+    }
     /// The last lines the subject wrote to its stderr, shown with a TIMEOUT or ERROR(adapter) (empty for
     /// subjects without one).
     fn stderr_tail(&mut self) -> String {

@@ -140,6 +140,10 @@ impl Subject for ReferenceSubject {
     fn take_transcript(&mut self) -> Vec<String> {
         self.transcript.take()
     }
+
+    fn discard_transcript(&mut self) {
+        self.transcript.clear();
+    }
 }
 
 impl ReferenceSubject {
@@ -159,16 +163,17 @@ impl ReferenceSubject {
                     self.transcript.received(notification);
                 }
                 Some(Out::Response(mut response)) => {
-                    let result = match response.get_mut("result").map(Value::take) {
-                        Some(result) => Ok(result),
-                        None => Err(rpc_error(response.get("error"))),
-                    };
-                    // The transcript keeps the response as sent, the result restored into a copy.
-                    if let (Ok(result), Some(slot)) = (&result, response.get_mut("result")) {
-                        *slot = deep::clone(result);
+                    if response.get("result").is_none() {
+                        let error = rpc_error(response.get("error"));
+                        self.transcript.received(response);
+                        return Ok(Reply { result: Err(error), events });
                     }
-                    self.transcript.received(response);
-                    return Ok(Reply { result, events });
+                    // The result goes to the caller whole; the transcript keeps the response as sent in the
+                    // form it is shown in, rendered now (one line, cut at its cap), so no copy is made.
+                    self.transcript.received_rendered(&response);
+                    let result = response.get_mut("result").map(Value::take).unwrap_or_default();
+                    deep::dismantle(response);
+                    return Ok(Reply { result: Ok(result), events });
                 }
             }
         }

@@ -1,4 +1,6 @@
-//! The protocol transcript of the in-process subject, kept as values and rendered only when taken.
+//! The protocol transcript of the in-process subject, kept as values and rendered only when taken (a
+//! response whose result is handed on by value is rendered when it arrives), or dropped unrendered
+//! when cleared.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -15,6 +17,8 @@ pub const MAX_ENTRIES: usize = 10_000;
 enum Entry {
     Sent(Arc<Value>),
     Received(Value),
+    /// A received message already rendered (see [`Transcript::received_rendered`]).
+    Line(String),
 }
 
 /// Messages exchanged since the last [`Transcript::take`].
@@ -35,10 +39,25 @@ impl Transcript {
         self.push(Entry::Received(message));
     }
 
+    /// Records a message the subject sent back, rendered now: for a response whose result is handed on
+    /// by value, where keeping it for later would mean copying it whole (only [`MAX_LINE`] bytes of it
+    /// are ever shown).
+    pub fn received_rendered(&mut self, message: &Value) {
+        self.push(Entry::Line(format!("← {}", render(message))));
+    }
+
+    /// Forgets everything since the last take without rendering it.
+    pub fn clear(&mut self) {
+        self.dropped = 0;
+        for entry in self.entries.drain(..) {
+            release(entry);
+        }
+    }
+
     fn push(&mut self, entry: Entry) {
         if self.entries.len() >= MAX_ENTRIES {
-            if let Some(Entry::Received(v)) = self.entries.pop_front() {
-                deep::dismantle(v);
+            if let Some(entry) = self.entries.pop_front() {
+                release(entry);
             }
             self.dropped += 1;
         }
@@ -53,35 +72,33 @@ impl Transcript {
             self.dropped = 0;
         }
         for entry in self.entries.drain(..) {
-            let (arrow, value) = match &entry {
-                Entry::Sent(v) => ("→ ", &**v),
-                Entry::Received(v) => ("← ", v),
-            };
-            lines.push(format!("{arrow}{}", render(value)));
-            if let Entry::Received(v) = entry {
-                deep::dismantle(v);
-            } else if let Entry::Sent(v) = entry {
-                if let Ok(v) = Arc::try_unwrap(v) {
-                    deep::dismantle(v);
-                }
+            match &entry {
+                Entry::Sent(v) => lines.push(format!("→ {}", render(v))),
+                Entry::Received(v) => lines.push(format!("← {}", render(v))),
+                Entry::Line(line) => lines.push(line.clone()),
             }
+            release(entry);
         }
         lines
     }
 }
 
-impl Drop for Transcript {
-    fn drop(&mut self) {
-        for entry in self.entries.drain(..) {
-            match entry {
-                Entry::Received(v) => deep::dismantle(v),
-                Entry::Sent(v) => {
-                    if let Ok(v) = Arc::try_unwrap(v) {
-                        deep::dismantle(v);
-                    }
-                }
+/// Drops an entry's value without recursing.
+fn release(entry: Entry) {
+    match entry {
+        Entry::Received(v) => deep::dismantle(v),
+        Entry::Sent(v) => {
+            if let Ok(v) = Arc::try_unwrap(v) {
+                deep::dismantle(v);
             }
         }
+        Entry::Line(_) => {}
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 

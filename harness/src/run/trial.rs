@@ -174,13 +174,9 @@ fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duratio
             return verdict;
         }
     };
-    let _stale = lease.subject.take_transcript();
+    lease.subject.discard_transcript();
     ctx.blame(lease.subject.take_strays());
     let (mut verdict, restart) = f(&mut *lease.subject, ctx.step_timeout);
-    let transcript = lease.subject.take_transcript();
-    if verdict.transcript.is_empty() {
-        verdict.transcript = transcript;
-    }
     let (mine, others): (Vec<Stray>, Vec<Stray>) =
         lease.subject.take_strays().into_iter().partition(|s| s.session.as_deref() == Some(session));
     ctx.blame(others);
@@ -196,6 +192,12 @@ fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duratio
             }
             _ => verdict.message = format!("{}\n{messages}", verdict.message),
         }
+    }
+    // Only what is not a PASS keeps its transcript (reports drop a PASS's): rendering the rest is waste.
+    if verdict.outcome == OutcomeName::Pass || !verdict.transcript.is_empty() {
+        lease.subject.discard_transcript();
+    } else {
+        verdict.transcript = lease.subject.take_transcript();
     }
     lease.needs_restart = restart
         || matches!(verdict.outcome, OutcomeName::Crash | OutcomeName::Timeout)
