@@ -72,12 +72,18 @@ impl Transcript {
             self.dropped = 0;
         }
         for entry in self.entries.drain(..) {
-            match &entry {
-                Entry::Sent(v) => lines.push(format!("→ {}", render(v))),
-                Entry::Received(v) => lines.push(format!("← {}", render(v))),
-                Entry::Line(line) => lines.push(line.clone()),
+            let line = match &entry {
+                Entry::Sent(v) => format!("→ {}", render(v)),
+                Entry::Received(v) => format!("← {}", render(v)),
+                Entry::Line(_) => String::new(),
+            };
+            match entry {
+                Entry::Line(rendered) => lines.push(rendered),
+                entry => {
+                    lines.push(line);
+                    release(entry);
+                }
             }
-            release(entry);
         }
         lines
     }
