@@ -463,30 +463,44 @@ pub fn group_applicability(info: &SubjectInfo, group: &Group) -> Option<String> 
 }
 
 /// Skips (see [`applicability`] and [`group_applicability`]) or runs the group.
-pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, opts: &CheckOptions) -> TrialRecord {
-    skip_or_run(applicability(info).or_else(|| group_applicability(info, group)), || run_group(subject, group, opts))
+pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: Group, opts: &CheckOptions) -> TrialRecord {
+    let reason = applicability(info).or_else(|| group_applicability(info, &group));
+    skip_or_run(reason, || run_group(subject, group, opts))
 }
 
 /// Runs one group in its own session (named after the group id): `session/open` with an empty setup,
 /// `schema/check` or `schema/compile`, one `schema/validate` per test, `session/close`.
-pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) -> TrialRecord {
-    let session = group.id.as_str();
+///
+/// The group is consumed: each deep value goes into the request that last needs it instead of being
+/// copied (a deep corpus group holds values of 100,000 levels); the schema is copied only for the
+/// requests before its last.
+pub fn run_group(subject: &mut dyn Subject, group: Group, opts: &CheckOptions) -> TrialRecord {
+    let Group { id: session, input, unsupported, tests, object_root, .. } = group;
+    let session = session.as_str();
     run_session(subject, session, opts, |run| {
         let mut setup = json!({});
-        if let Input::Register { tool, assemble, .. } = &group.input {
-            setup["tools"] = Value::Array(vec![deep_clone(&tool.0)]);
-            if let Some(a) = assemble {
-                for (key, value) in [("mode", &a.mode), ("runtime", &a.runtime)] {
-                    if let Some(value) = value {
-                        setup[key] = Value::String(value.clone());
+        let (input, mut schema, root) = match input {
+            Input::Register { mut tool, name, schemas, get, assemble } => {
+                setup["tools"] = Value::Array(vec![take(&mut tool)]);
+                if let Some(a) = &assemble {
+                    for (key, value) in [("mode", &a.mode), ("runtime", &a.runtime)] {
+                        if let Some(value) = value {
+                            setup[key] = Value::String(value.clone());
+                        }
                     }
                 }
+                (Opened::Register { name, schemas, get, assemble }, Deep::default(), None)
             }
-        }
+            Input::Raw(schema) => (Opened::Raw, schema, None),
+            Input::Dsl { kind, spec, compiled } => {
+                let root = (kind == "parameters").then_some("");
+                (Opened::Dsl { kind, spec, compiled: compiled.is_some() }, compiled.unwrap_or_default(), root)
+            }
+        };
         let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": setup }) })?;
         dismantle(open);
-        let (schema, root) = match &group.input {
-            Input::Register { name, schemas, get, assemble, .. } => {
+        match input {
+            Opened::Register { name, schemas, get, assemble } => {
                 let result = Deep(run.send("tools/schemas", Request { method: "tools/schemas", params: json!({ "session": session }) })?);
                 compare("tools/schemas", "schemas", &schemas.0, result.0.get("schemas").unwrap_or(&Value::Null), MatchMode::Ordered)?;
                 let params = json!({ "session": session, "name": name });
@@ -502,32 +516,33 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
                 }
                 return Ok(());
             }
-            Input::Raw(schema) => {
+            Opened::Raw => {
                 let mut params = json!({ "session": session });
-                params["schema"] = deep_clone(&schema.0);
-                if group.object_root {
+                params["schema"] = if tests.is_empty() { take(&mut schema) } else { deep_clone(&schema.0) };
+                if object_root {
                     params["objectRoot"] = Value::Bool(true);
                 }
                 let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
-                judge_outcome("schema/check", group.unsupported.as_ref(), &result.0)?;
-                (&schema.0, None)
+                judge_outcome("schema/check", unsupported.as_ref(), &result.0)?;
             }
-            Input::Dsl { kind, spec, compiled } => {
+            Opened::Dsl { kind, mut spec, compiled } => {
                 let mut params = json!({ "session": session, "kind": kind });
-                params["spec"] = deep_clone(&spec.0);
+                params["spec"] = take(&mut spec);
                 let result = Deep(run.send("schema/compile", Request { method: "schema/compile", params })?);
-                judge_outcome("schema/compile", group.unsupported.as_ref(), &result.0)?;
-                let Some(compiled) = compiled else { return Ok(()) };
-                compare("schema/compile", "schema", &compiled.0, result.0.get("schema").unwrap_or(&Value::Null), MatchMode::Ordered)?;
-                (&compiled.0, (kind == "parameters").then_some(""))
+                judge_outcome("schema/compile", unsupported.as_ref(), &result.0)?;
+                if !compiled {
+                    return Ok(());
+                }
+                compare("schema/compile", "schema", &schema.0, result.0.get("schema").unwrap_or(&Value::Null), MatchMode::Ordered)?;
             }
-        };
-        for (t, test) in group.tests.iter().enumerate() {
+        }
+        let last = tests.len().saturating_sub(1);
+        for (t, mut test) in tests.into_iter().enumerate() {
             let ctx = format!("test {} ({})", t + 1, test.description);
             // Deep values are moved in after `json!`, whose `Value` operands would be copied recursively.
             let mut params = json!({ "session": session });
-            params["schema"] = deep_clone(schema);
-            params["value"] = deep_clone(&test.data.0);
+            params["schema"] = if t == last { take(&mut schema) } else { deep_clone(&schema.0) };
+            params["value"] = take(&mut test.data);
             if let (Some(root), Value::Object(p)) = (test.root.as_deref().or(root), &mut params) {
                 p.insert("root".into(), Value::String(root.into()));
             }
@@ -538,6 +553,18 @@ pub fn run_group(subject: &mut dyn Subject, group: &Group, opts: &CheckOptions) 
         }
         Ok(())
     })
+}
+
+/// A group's input once its deep values are taken for the session's requests.
+enum Opened {
+    Register { name: String, schemas: Deep, get: Deep, assemble: Option<Assembly> },
+    Raw,
+    Dsl { kind: String, spec: Deep, compiled: bool },
+}
+
+/// The value out of a [`Deep`], which is left null (taken, never copied).
+fn take(deep: &mut Deep) -> Value {
+    std::mem::take(&mut deep.0)
 }
 
 /// Clones a value of any depth without recursion (`Value::clone` recurses).

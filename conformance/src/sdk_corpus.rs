@@ -79,7 +79,7 @@ pub(crate) fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&C
         return Err((String::new(), "an SDK corpus file is an object with tools, typescript and python".into()));
     };
     let rules = take_rules(&mut map, catalog)?;
-    let tools = match map.remove("tools") {
+    let mut tools = match map.remove("tools") {
         Some(tools @ Value::Array(_)) => Deep(tools),
         Some(other) => {
             dismantle(other);
@@ -94,13 +94,16 @@ pub(crate) fn load_file(path: &Path, stem: &str, shown: &str, catalog: Option<&C
     }
     no_more(map, "")?;
     let mut cases = Vec::new();
-    for (language, expected) in texts {
+    let last = texts.len().saturating_sub(1);
+    for (n, (language, expected)) in texts.into_iter().enumerate() {
+        // The last language takes the tools; the others get copies.
+        let tools = if n == last { std::mem::take(&mut tools.0) } else { deep_clone(&tools.0) };
         cases.push(SdkCase {
             id: format!("corpus/sdk/{stem}#{language}"),
             file: shown.to_owned(),
             rules: rules.clone(),
             language: language.to_owned(),
-            tools: Deep(deep_clone(&tools.0)),
+            tools: Deep(tools),
             expected,
         });
     }
@@ -113,21 +116,23 @@ pub fn applicability(info: &SubjectInfo) -> Option<String> {
 }
 
 /// Skips (see [`applicability`]) or runs the case.
-pub fn check_case(subject: &mut dyn Subject, info: &SubjectInfo, case: &SdkCase, opts: &CheckOptions) -> TrialRecord {
+pub fn check_case(subject: &mut dyn Subject, info: &SubjectInfo, case: SdkCase, opts: &CheckOptions) -> TrialRecord {
     crate::corpus::skip_or_run(applicability(info), || run_case(subject, case, opts))
 }
 
 /// Runs one case in its own session (named after the case id): `session/open` with an empty setup,
-/// `sdk/render`, `session/close`. The outcome must be ok and the text exactly upstream's.
-pub fn run_case(subject: &mut dyn Subject, case: &SdkCase, opts: &CheckOptions) -> TrialRecord {
-    let session = case.id.as_str();
+/// `sdk/render`, `session/close`. The outcome must be ok and the text exactly upstream's. The case is
+/// consumed: its tools go into the request rather than being copied.
+pub fn run_case(subject: &mut dyn Subject, mut case: SdkCase, opts: &CheckOptions) -> TrialRecord {
+    let session = case.id.clone();
+    let session = session.as_str();
     run_session(subject, session, opts, |run| {
         let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": {} }) })?;
         dismantle(open);
         // Moved in after `json!`: the macro would copy a `Value` operand through `to_value`, recursively, and
         // the deepest tool sets are 200,000 levels.
         let mut params = json!({ "session": session, "language": case.language });
-        params["tools"] = deep_clone(&case.tools.0);
+        params["tools"] = std::mem::take(&mut case.tools.0);
         let result = Deep(run.send("sdk/render", Request { method: "sdk/render", params })?);
         judge_outcome("sdk/render", None, &result.0)?;
         let Some(text) = result.0.get("text").and_then(Value::as_str) else {

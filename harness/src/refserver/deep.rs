@@ -32,8 +32,8 @@ pub fn dismantle(value: Value) {
     }
 }
 
-/// Writes compact JSON (byte-identical to `serde_json::to_writer`) iteratively. Stops with
-/// `Ok(false)` once `limit` bytes have been written (the output is then truncated mid-value).
+/// Writes compact JSON (byte-identical to `serde_json::to_writer`) iteratively. `Ok(false)` when the JSON
+/// is longer than `limit` bytes: only its first `limit` bytes are written (cut mid-value).
 pub fn write_compact(out: &mut impl Write, value: &Value, limit: usize) -> io::Result<bool> {
     write(out, value, limit, false)
 }
@@ -53,7 +53,7 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
         Raw(&'static [u8]),
         Key(&'a str),
     }
-    let mut counter = Counting { inner: out, written: 0 };
+    let mut counter = Counting { inner: out, written: 0, limit };
     let mut stack = vec![Frame::Value(value)];
     while let Some(frame) = stack.pop() {
         if counter.written >= limit {
@@ -93,7 +93,7 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
             Frame::Value(scalar) => serde_json::to_writer(&mut counter, scalar)?,
         }
     }
-    Ok(true)
+    Ok(counter.written <= limit)
 }
 
 /// Renders a value as one compact JSON line (no limit).
@@ -157,16 +157,20 @@ pub fn clone(value: &Value) -> Value {
     }
 }
 
+/// Counts what the writer is given and passes on only the first `limit` bytes: a 64 MiB string in a
+/// transcript line is escaped once and never buffered whole.
 struct Counting<'w, W: Write> {
     inner: &'w mut W,
     written: usize,
+    limit: usize,
 }
 
 impl<W: Write> Write for Counting<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n;
-        Ok(n)
+        let room = self.limit.saturating_sub(self.written).min(buf.len());
+        self.inner.write_all(&buf[..room])?;
+        self.written += buf.len();
+        Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()

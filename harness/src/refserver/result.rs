@@ -8,39 +8,82 @@ use super::deep;
 
 /// The protocol JSON of a result (deep values copied without recursion).
 pub fn to_json(result: &ToolExecutionResult) -> Value {
-    let mut out = Map::new();
-    let (content, meta, contexts) = match result {
+    let concludes = result.concludes_turn();
+    match result {
+        ToolExecutionResult::Success { value, content, meta, additional_contexts, .. } => Parts {
+            value: Some(deep::clone(value)),
+            content: content.iter().map(deep::clone).collect(),
+            error: None,
+            meta: meta.as_ref().map(deep::clone),
+            contexts: additional_contexts,
+            concludes,
+        }
+        .assemble(),
+        ToolExecutionResult::Failure { error, content, meta, additional_contexts } => Parts {
+            value: None,
+            content: content.iter().map(deep::clone).collect(),
+            error: Some(error),
+            meta: meta.as_ref().map(deep::clone),
+            contexts: additional_contexts,
+            concludes,
+        }
+        .assemble(),
+    }
+}
+
+/// [`to_json`] of a result that is not needed afterwards: its value, content and meta are moved, not
+/// copied (a `run_code` result may carry 64 MiB of logs twice, as value and as content).
+pub fn into_json(result: ToolExecutionResult) -> Value {
+    let concludes = result.concludes_turn();
+    match result {
         ToolExecutionResult::Success { value, content, meta, additional_contexts, .. } => {
-            out.insert("isError".into(), false.into());
-            out.insert("value".into(), deep::clone(value));
-            (content, meta, additional_contexts)
+            Parts { value: Some(value), content, error: None, meta, contexts: &additional_contexts, concludes }.assemble()
         }
         ToolExecutionResult::Failure { error, content, meta, additional_contexts } => {
-            let _ = error;
-            out.insert("isError".into(), true.into());
-            (content, meta, additional_contexts)
+            Parts { value: None, content, error: Some(&error), meta, contexts: &additional_contexts, concludes }.assemble()
         }
-    };
-    out.insert("content".into(), Value::Array(content.iter().map(deep::clone).collect()));
-    if let ToolExecutionResult::Failure { error, .. } = result {
-        let mut e = Map::new();
-        e.insert("message".into(), error.message.clone().into());
-        if let Some(info) = &error.info {
-            e.insert("code".into(), info.code.as_str().into());
-            e.insert("name".into(), info.name.clone().into());
+    }
+}
+
+/// The fields of a result's protocol JSON, owned where they may be deep.
+struct Parts<'r> {
+    value: Option<Value>,
+    content: Vec<Value>,
+    error: Option<&'r dsh_tools::ToolError>,
+    meta: Option<Value>,
+    contexts: &'r [Value],
+    concludes: bool,
+}
+
+impl Parts<'_> {
+    /// `{isError, value?, content, error?, meta?, additionalContexts?, concludesTurn?}`, in that order.
+    fn assemble(self) -> Value {
+        let mut out = Map::new();
+        out.insert("isError".into(), self.error.is_some().into());
+        if let Some(value) = self.value {
+            out.insert("value".into(), value);
         }
-        out.insert("error".into(), Value::Object(e));
+        out.insert("content".into(), Value::Array(self.content));
+        if let Some(error) = self.error {
+            let mut e = Map::new();
+            e.insert("message".into(), error.message.clone().into());
+            if let Some(info) = &error.info {
+                e.insert("code".into(), info.code.as_str().into());
+                e.insert("name".into(), info.name.clone().into());
+            }
+            out.insert("error".into(), Value::Object(e));
+        }
+        if let Some(meta) = self.meta {
+            out.insert("meta".into(), meta);
+        }
+        if !self.contexts.is_empty() {
+            out.insert("additionalContexts".into(), Value::Array(self.contexts.iter().map(context).collect()));
+        }
+        if self.concludes {
+            out.insert("concludesTurn".into(), true.into());
+        }
+        Value::Object(out)
     }
-    if let Some(meta) = meta {
-        out.insert("meta".into(), deep::clone(meta));
-    }
-    if !contexts.is_empty() {
-        out.insert("additionalContexts".into(), Value::Array(contexts.iter().map(context).collect()));
-    }
-    if result.concludes_turn() {
-        out.insert("concludesTurn".into(), true.into());
-    }
-    Value::Object(out)
 }
 
 /// A context as `{ text, source? }`: the reference carries what fixtures deferred in that shape already;

@@ -160,7 +160,7 @@ pub fn check(subject: &mut dyn Subject, scenario: &Scenario, step_timeout: Durat
 /// Runs one validation-corpus group against a subject (`dsh_conformance::corpus::check_group`: SKIP when
 /// the loaded group needs what the subject lacks); the second value says whether the subject must be
 /// restarted.
-pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group, step_timeout: Duration) -> (Verdict, bool) {
+pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: Group, step_timeout: Duration) -> (Verdict, bool) {
     let record = corpus::check_group(subject, info, group, &CheckOptions { step_timeout });
     let mut verdict = from_outcome(&record.outcome);
     verdict.transcript = record.transcript;
@@ -169,7 +169,7 @@ pub fn check_group(subject: &mut dyn Subject, info: &SubjectInfo, group: &Group,
 
 /// Runs one SDK-corpus case against a subject (`dsh_conformance::sdk_corpus::run_case`); the second value
 /// says whether the subject must be restarted.
-pub fn check_sdk(subject: &mut dyn Subject, case: &SdkCase, step_timeout: Duration) -> (Verdict, bool) {
+pub fn check_sdk(subject: &mut dyn Subject, case: SdkCase, step_timeout: Duration) -> (Verdict, bool) {
     let record = sdk_corpus::run_case(subject, case, &CheckOptions { step_timeout });
     let mut verdict = from_outcome(&record.outcome);
     verdict.transcript = record.transcript;

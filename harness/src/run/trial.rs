@@ -110,12 +110,9 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup) -> Result<Completion, F
             Ok(group) => group,
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
         };
-        leased(&shared, &group.id.clone(), |subject, timeout| {
-            let checked = suite::check_group(subject, &shared.info, &group, timeout);
-            // Groups may hold deep values: take them apart here, on the trial's large stack.
-            drop(group);
-            checked
-        })
+        // The group is consumed on the trial's large stack: its deep values go into the requests, and what
+        // is left is taken apart there.
+        leased(&shared, &group.id.clone(), |subject, timeout| suite::check_group(subject, &shared.info, group, timeout))
     });
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
@@ -135,7 +132,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase) -> Result<Completion, Faile
             Ok(case) => case,
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
         };
-        leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, &case, timeout))
+        leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, case, timeout))
     });
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);

@@ -457,10 +457,7 @@ impl Engine {
         let (runtime, shared) = (self.runtime.clone(), self.shared.clone());
         Ok(Box::pin(async move {
             let outcome = runtime.execute(input).await;
-            shared.calls.finish(&call_id, result::to_json(&outcome));
-            if let dsh_tools::ToolExecutionResult::Success { value, .. } = outcome {
-                deep::dismantle(value);
-            }
+            shared.calls.finish(&call_id, result::into_json(outcome));
         }))
     }
 
