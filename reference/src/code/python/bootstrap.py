@@ -200,10 +200,11 @@ def _to_json(value):
         text = _dumps_deep(value)
     except (ValueError, TypeError):
         return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
     return text
 
 
@@ -300,17 +301,20 @@ class _Ledger:
     def _push(self, text):
         if self.truncated:
             return
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        if not text.isascii():  # O(1): an ASCII string holds no lone surrogate
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         separator = 1 if self.entries else 0
         available = self.max_bytes - self.bytes - separator
-        size = _json_bytes(text) if len(text) <= available else available + 1
+        # Escaped once, and the escaped text is both measured and sent (a log may be 64 MiB).
+        encoded = _encode_str(text) if len(text) <= available else None
+        size = _utf8_len(encoded) if encoded is not None else available + 1
         if size <= available:
             self.bytes += size + separator
             self.entries += 1
-            _send_text('{"type":"log","text":' + _encode_str(text) + "}")
+            _send_text('{"type":"log","text":' + encoded + "}")
             return
         self.truncated = True
         prefix = _fitting_prefix(text, available)
@@ -321,8 +325,13 @@ class _Ledger:
         _send_text('{"type":"log","text":' + _encode_str(_marker(self.max_bytes)) + ',"truncated":true}')
 
 
+def _utf8_len(text):
+    """UTF-8 bytes of a string without lone surrogates (no copy for an ASCII one)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def _json_bytes(text):
-    return len(_encode_str(text).encode("utf-8"))
+    return _utf8_len(_encode_str(text))
 
 
 def _fitting_prefix(text, available):
