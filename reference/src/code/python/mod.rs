@@ -1,7 +1,8 @@
 //! The Python code runtime ([`PythonRuntime`], language `python`): a fresh `python3 -I` process per run —
 //! forked from the runtime's fork server (`zygote.rs`: a pre-started interpreter with the bootstrap imported
-//! that never runs a program), or spawned directly for a persistent environment or when the fork server
-//! cannot serve — speaking JSON lines on fd 3 in the frame vocabulary of upstream's `@deepseek-ai/dsh-code-runtime-python`
+//! that never runs a program; a persistent environment's process is forked the same way), or spawned
+//! directly when the fork server cannot serve — speaking JSON lines on fd 3 in the frame vocabulary of
+//! upstream's `@deepseek-ai/dsh-code-runtime-python`
 //! (`py/protocol.py`: boot, boot-ack, run, call, reply, log, done). Upstream ships only that protocol; the
 //! backend behind it is ours. Failure kinds and texts are the TypeScript backend's wherever the situation
 //! is the same (`worker-thread` `lib/index.js`).

@@ -74,9 +74,10 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    /// A fresh child: forked by the zygote for a per-call run, spawned directly for a persistent one.
-    async fn start(zygote: &Zygote, persistent: bool) -> std::io::Result<Self> {
-        let spawned = if persistent { process::spawn(zygote.interpreter(), LAUNCHER, BOOTSTRAP)? } else { zygote.start().await? };
+    /// A fresh child forked by the zygote (spawned directly when it cannot fork), for a per-call run and
+    /// for a persistent environment's first run alike.
+    async fn start(zygote: &Zygote) -> std::io::Result<Self> {
+        let spawned = zygote.start().await?;
         let process::Spawned { child, group, channel, stdout, stderr } = spawned;
         let (reader, mut writer) = channel.into_split();
         let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -118,7 +119,7 @@ pub(super) async fn run(
     }
     let mut worker = match existing {
         Some(worker) => worker,
-        None => match Worker::start(zygote, persistent).await {
+        None => match Worker::start(zygote).await {
             Ok(worker) => worker,
             Err(e) => {
                 let message = format!("worker error: cannot start {}: {e}", zygote.interpreter().display());

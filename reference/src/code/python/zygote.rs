@@ -28,9 +28,10 @@
 //! [`with_limits`](super::PythonRuntime::with_limits) derived from it, is dropped (the control socket is shut down,
 //! the zygote killed and reaped), or on EOF if this process dies. A zygote that died is replaced on the
 //! next run; a run whose fork fails falls back to spawning its interpreter directly (`process::spawn`),
-//! and only if that fails too does it end as `worker-exit` naming the error. Persistent environments
-//! ([`CodeExecutionMode::PersistentInMemory`](crate::code::CodeExecutionMode)) keep the direct spawn:
-//! their process lives across runs, so start-up is paid once per owner.
+//! and only if that fails too does it end as `worker-exit` naming the error. A persistent environment's
+//! process ([`CodeExecutionMode::PersistentInMemory`](crate::code::CodeExecutionMode)) is forked the same
+//! way and then lives across its owner's runs: starting one costs a fork, not an interpreter start-up
+//! (~100 ms of CPU through a version manager's shims), and it is still released with its owner.
 //!
 //! Spec: RUN-034 (fresh state per run); containment: nothing the program started outlives the run.
 
