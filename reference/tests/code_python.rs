@@ -460,3 +460,25 @@ async fn measure_trivial_and_binding_heavy_runs() {
     println!("{{\"figure\": \"run_code_python_100_calls\", \"median_us\": {:.0}}}", median(&calls));
     println!("{{\"figure\": \"python3_start_and_imports_floor\", \"median_us\": {:.0}}}", median(&floor));
 }
+
+/// Replies that fill the child's 1 MiB read buffer exactly, and ones several times larger, arrive whole
+/// and in order: the child reads fd 3 once per wake-up, so a reply ending on a buffer edge never leaves it
+/// waiting for bytes the host sends only after the program goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_on_and_across_read_buffer_edges_arrive_whole() {
+    // `{"type":"reply","id":N,"ok":true,"value":"…"}\n` around a string of `n` x's.
+    let frame_overhead = |id: u32| format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":true,\"value\":\"\"}}\n").len();
+    let big = binding(|args| async move {
+        let n = args.and_then(|a| a.as_u64()).unwrap_or(0) as usize;
+        Ok(Value::String("x".repeat(n)))
+    });
+    let limits = CodeRuntimeLimits { max_output_bytes: 64 << 20, ..limits() };
+    let rt = runtime(limits);
+    let exact = (1 << 20) - frame_overhead(1);
+    let program = format!(
+        "a = await tools.big({exact})\nb = await tools.big({})\nc = await tools.big(3)\nreturn [len(a), len(b), c]",
+        3 << 20
+    );
+    let result = run_with(&rt, &program, vec![tools(vec![("big", big)])], RunSignal::new()).await;
+    assert_eq!(ok_value(result), Some(json!([exact, 3 << 20, "xxx"])));
+}

@@ -50,8 +50,8 @@ def _marker(max_bytes):
 _inbox = bytearray()
 # The one read buffer of this process, reused for every read: a fresh 1 MiB `bytes` per read made glibc map,
 # shrink and unmap a block for every reply (three system calls and a page fault per binding call). The zygote
-# never reads into it, so a child starts from zeros and its writes stay in its own copy of the pages.
-_READ_SIZE = 1 << 16
+# never reads into it, so a forked child starts from zeros and its writes stay in its own copy of the pages.
+_READ_SIZE = 1 << 20  # only the pages a read fills are ever touched
 _chunk = bytearray(_READ_SIZE)
 _chunk_view = memoryview(_chunk)
 
@@ -499,18 +499,16 @@ def _make_namespace(global_name, members):
 
 
 def _on_readable():
-    # Up to 1 MiB per wake-up, as one read did before the buffer was reused.
-    for _ in range(16):
-        try:
-            n = _read_into_inbox()
-        except BlockingIOError:
-            break
-        except OSError:
-            os._exit(_EXIT_HOST_GONE)
-        if not n:
-            os._exit(_EXIT_HOST_GONE)
-        if n < _READ_SIZE:
-            break
+    # One read per wake-up: fd 3 is a blocking socket, so a second read could wait for bytes the host will
+    # only send once the program goes on. The loop calls again while more is waiting.
+    try:
+        n = _read_into_inbox()
+    except BlockingIOError:
+        return
+    except OSError:
+        os._exit(_EXIT_HOST_GONE)
+    if not n:
+        os._exit(_EXIT_HOST_GONE)
     while True:
         end = _inbox.find(b"\n")
         if end < 0:
