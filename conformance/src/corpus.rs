@@ -555,7 +555,9 @@ pub fn run_group(subject: &mut dyn Subject, group: Group, opts: &CheckOptions) -
     })
 }
 
-/// A group's input once its deep values are taken for the session's requests.
+/// A group's input once its deep values are taken for the session's requests (one per trial, on its
+/// stack, so the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Opened {
     Register { name: String, schemas: Deep, get: Deep, assemble: Option<Assembly> },
     Raw,

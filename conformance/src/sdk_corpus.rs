@@ -123,25 +123,25 @@ pub fn check_case(subject: &mut dyn Subject, info: &SubjectInfo, case: SdkCase, 
 /// Runs one case in its own session (named after the case id): `session/open` with an empty setup,
 /// `sdk/render`, `session/close`. The outcome must be ok and the text exactly upstream's. The case is
 /// consumed: its tools go into the request rather than being copied.
-pub fn run_case(subject: &mut dyn Subject, mut case: SdkCase, opts: &CheckOptions) -> TrialRecord {
-    let session = case.id.clone();
-    let session = session.as_str();
+pub fn run_case(subject: &mut dyn Subject, case: SdkCase, opts: &CheckOptions) -> TrialRecord {
+    let SdkCase { id, language, mut tools, expected, .. } = case;
+    let session = id.as_str();
     run_session(subject, session, opts, |run| {
         let open = run.send("session/open", Request { method: "session/open", params: json!({ "session": session, "setup": {} }) })?;
         dismantle(open);
         // Moved in after `json!`: the macro would copy a `Value` operand through `to_value`, recursively, and
         // the deepest tool sets are 200,000 levels.
-        let mut params = json!({ "session": session, "language": case.language });
-        params["tools"] = std::mem::take(&mut case.tools.0);
+        let mut params = json!({ "session": session, "language": language });
+        params["tools"] = std::mem::take(&mut tools.0);
         let result = Deep(run.send("sdk/render", Request { method: "sdk/render", params })?);
         judge_outcome("sdk/render", None, &result.0)?;
         let Some(text) = result.0.get("text").and_then(Value::as_str) else {
             return Err(Stop::fail("sdk/render: the result has no text".into()));
         };
-        if text == case.expected {
+        if text == expected {
             return Ok(());
         }
-        Err(Stop::fail(format!("sdk/render: the {} text differs from upstream's\n{}", case.language, text_diff(&case.expected, text))))
+        Err(Stop::fail(format!("sdk/render: the {} text differs from upstream's\n{}", language, text_diff(&expected, text))))
     })
 }
 

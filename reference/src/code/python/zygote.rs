@@ -1,7 +1,7 @@
-//! The fork server ("zygote") of per-call Python runs: one `python3 -I` per [`PythonRuntime`](super::PythonRuntime)
-//! (and the runtimes derived from it with `with_limits`),
-//! started on the first per-call run, that has imported the bootstrap and never runs a program; it forks
-//! one child per run, and that child goes on exactly as a freshly spawned interpreter would from the
+//! The fork server ("zygote") of Python runs: one `python3 -I` per [`PythonRuntime`](super::PythonRuntime)
+//! (and the runtimes derived from it with `with_limits`), started on the first run, that has imported the
+//! bootstrap and never runs a program; it forks one child per per-call run (and one per persistent
+//! environment), and that child goes on exactly as a freshly spawned interpreter would from the
 //! bootstrap's `_main()`.
 //!
 //! Why a fork server: nearly all of a run's cost was interpreter start-up and the bootstrap's imports
