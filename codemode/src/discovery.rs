@@ -52,7 +52,7 @@ fn tool(shared: &Arc<Shared>, name: &str, description: &str, parameters: Value, 
             let shared = Arc::clone(&shared);
             Box::pin(async move {
                 let runtime = shared.runtime.upgrade().ok_or_else(|| ToolFailure::message("dsh-codemode: the tool runtime is gone"))?;
-                let view = shared.view_for(&runtime, ctx.agent.as_ref());
+                let view = shared.view_for(&runtime, ctx.agent());
                 answer(&shared, &view, &args, &ctx)
             })
         }),
@@ -86,7 +86,7 @@ fn describe(_: &Shared, view: &CatalogView, args: &Value, _: &ToolRunContext) ->
 
 fn debug(shared: &Shared, view: &CatalogView, _: &Value, ctx: &ToolRunContext) -> Result<Value, ToolFailure> {
     Ok(json!({
-        "agent": ctx.agent.as_ref().map(|a| a.name().to_owned()),
+        "agent": ctx.agent().map(|a| a.name().to_owned()),
         "scopeLabel": shared.preset.as_ref().map(|p| p.name().to_owned()),
         "ownership": shared.preset.is_some(),
         "masked": view.masked(),

@@ -54,11 +54,11 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
         return Err(ToolFailure::message("invalid description: expected a non-empty string"));
     }
     let Some(runtime) = shared.runtime.upgrade() else { return Err(ToolFailure::message("dsh-codemode: the tool runtime is gone")) };
-    let _running = shared.running(ctx.token);
+    let _running = shared.running(ctx.token());
     let signal = RunSignal::new();
     let counter = Arc::new(AtomicU64::new(0));
     let functions: Vec<(String, BindingFn)> = runtime
-        .schemas(ctx.agent.as_ref())
+        .schemas(ctx.agent())
         .into_iter()
         .filter(|s| s.name != CODE_RUN_NAME)
         .map(|s| (s.name.clone(), binding(s.name, &runtime, &ctx, &signal, &counter)))
@@ -71,7 +71,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
             error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
         }],
         signal: signal.clone(),
-        state_owner: shared.retention.owner(&runtime, ctx.agent.as_ref()),
+        state_owner: shared.retention.owner(&runtime, ctx.agent()),
     };
     let run = shared.code_runtime.run(request);
     tokio::pin!(run);
@@ -99,13 +99,13 @@ fn binding(name: String, runtime: &dsh_tools::ToolRuntime, ctx: &ToolRunContext,
     Arc::new(move |argument: Option<Value>| {
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         let input = ToolExecutionInput {
-            call_id: format!("{}{PTC_ID_MARKER}{n}", ctx.call_id),
+            call_id: format!("{}{PTC_ID_MARKER}{n}", ctx.call_id()),
             name: name.clone(),
             arguments: argument.unwrap_or_else(|| Value::Object(Map::new())),
             signal: signal.token().child_token(),
-            agent: ctx.agent.clone(),
-            parent: Some(ctx.token),
-            root_call_id: Some(ctx.root_call_id.clone()),
+            agent: ctx.agent().cloned(),
+            parent: Some(ctx.token()),
+            root_call_id: Some(ctx.root_call_id().to_owned()),
         };
         let runtime = runtime.clone();
         Box::pin(async move {

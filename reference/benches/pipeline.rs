@@ -29,11 +29,23 @@ mod common;
 
 use common::{echo, report};
 
+/// The call upstream's bench makes: `{ signal: sig, callId, name: 'echo', arguments: { text: 'x' } }`
+/// (the caller's one signal, so no fresh token per call).
+fn input(call_id: String, signal: &CancellationToken) -> ToolExecutionInput {
+    ToolExecutionInput {
+        call_id,
+        name: "echo".to_owned(),
+        arguments: json!({"text": "x"}),
+        signal: signal.clone(),
+        agent: None,
+        parent: None,
+        root_call_id: None,
+    }
+}
+
 async fn seq(rt: &ToolRuntime, signal: &CancellationToken, n: usize) {
     for k in 0..n {
-        let mut input = ToolExecutionInput::new(format!("c{k}"), "echo", json!({"text": "x"}));
-        input.signal = signal.clone();
-        let _ = rt.execute(input).await;
+        let _ = rt.execute(input(format!("c{k}"), signal)).await;
     }
 }
 
@@ -65,10 +77,9 @@ async fn concurrent(rt: &ToolRuntime, signal: &CancellationToken, n: usize, next
     for _ in 0..n / 100 {
         let pending: Vec<_> = (0..100)
             .map(|_| {
-                let mut input = ToolExecutionInput::new(format!("c{next_id}"), "echo", json!({"text": "x"}));
+                let call = input(format!("c{next_id}"), signal);
                 *next_id += 1;
-                input.signal = signal.clone();
-                Some(Box::pin(rt.execute(input)))
+                Some(Box::pin(rt.execute(call)))
             })
             .collect();
         JoinAll { left: pending.len(), pending }.await;

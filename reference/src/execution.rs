@@ -93,10 +93,23 @@ pub struct ToolExecution {
     pub agent: Option<ScopeKey>,
     /// The enclosing execution's token.
     pub parent: Option<ExecutionToken>,
-    /// Set by [`ToolRunContext::conclude_turn`]; read when the execution's success is created.
-    pub(crate) concluded: Arc<AtomicBool>,
     /// The runtime's attached abort reasons (see [`crate::ToolRuntime::set_abort_reason`]).
     pub(crate) reasons: Arc<AbortReasons>,
+    /// What the body stage and the body share for this call (kept here so a call allocates it with the
+    /// execution, not on its own).
+    pub(crate) state: CallState,
+}
+
+/// The mutable per-call state next to the immutable view: the body's deferred contexts, its
+/// `conclude_turn` mark, and which signal aborted the body first.
+#[derive(Debug, Default)]
+pub(crate) struct CallState {
+    /// Contexts deferred by [`ToolRunContext::defer_context`], in deferral order.
+    pub(crate) deferred: Mutex<Vec<Value>>,
+    /// Set by [`ToolRunContext::conclude_turn`]; read when the execution's success is created.
+    pub(crate) concluded: AtomicBool,
+    /// Set by the body stage's relay when a wrapper's replacement signal aborted before the caller's.
+    pub(crate) replacement_first: AtomicBool,
 }
 
 impl ToolExecution {
@@ -127,40 +140,57 @@ impl Drop for ToolExecution {
     }
 }
 
-/// What a tool body receives: the execution identity, the (fused) signal, and `defer_context`.
+/// What a tool body receives: the (fused) signal, the execution's identity, `defer_context` and
+/// `conclude_turn`. Cloning it is cheap (a token and a reference count).
 #[derive(Clone, Debug)]
 pub struct ToolRunContext {
     /// The signal the body must observe; cancelled when the caller aborts.
     pub signal: CancellationToken,
-    /// The execution's token.
-    pub token: ExecutionToken,
-    /// The model's call id.
-    pub call_id: String,
-    /// The root call id of the call's tree (see [`ToolExecution::root_call_id`]).
-    pub root_call_id: String,
-    /// The tool name.
-    pub name: String,
-    /// The calling agent scope.
-    pub agent: Option<ScopeKey>,
-    /// The enclosing execution's token.
-    pub parent: Option<ExecutionToken>,
-    pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
-    pub(crate) concluded: Arc<AtomicBool>,
-    /// Where [`signal`](Self::signal)'s abort reason comes from.
-    pub(crate) reason: BodyReason,
-}
-
-/// How a body's signal got cancelled: through the caller's signal (the caller's reason), or through a
-/// wrapper's replacement signal that aborted first (a replacement `CancellationToken` carries no reason).
-#[derive(Clone, Debug)]
-pub(crate) struct BodyReason {
-    pub(crate) reasons: Arc<AbortReasons>,
-    pub(crate) token: ExecutionToken,
-    /// Set by the body stage's relay when the wrapper's replacement aborted before the caller's signal.
-    pub(crate) replacement_first: Arc<AtomicBool>,
+    exec: Arc<ToolExecution>,
 }
 
 impl ToolRunContext {
+    /// The context of `exec`'s body, observing `signal`.
+    pub(crate) fn new(signal: CancellationToken, exec: Arc<ToolExecution>) -> Self {
+        Self { signal, exec }
+    }
+
+    /// The execution this body runs for (the same view listeners, guards and observers get; its
+    /// [`signal`](ToolExecution::signal) is the caller's, while [`signal`](Self::signal) is the one to observe).
+    pub fn execution(&self) -> &ToolExecution {
+        &self.exec
+    }
+
+    /// The execution's token.
+    pub fn token(&self) -> ExecutionToken {
+        self.exec.token
+    }
+
+    /// The model's call id.
+    pub fn call_id(&self) -> &str {
+        &self.exec.call_id
+    }
+
+    /// The root call id of the call's tree (see [`ToolExecution::root_call_id`]).
+    pub fn root_call_id(&self) -> &str {
+        &self.exec.root_call_id
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.exec.name
+    }
+
+    /// The calling agent scope.
+    pub fn agent(&self) -> Option<&ScopeKey> {
+        self.exec.agent.as_ref()
+    }
+
+    /// The enclosing execution's token.
+    pub fn parent(&self) -> Option<ExecutionToken> {
+        self.exec.parent
+    }
+
     /// The reason of the body's signal (upstream `exec.signal.reason`, as `String(reason)`): `None` while
     /// [`signal`](Self::signal) is live. Once it is cancelled: for a body observing the caller's signal, the
     /// reason the caller attached ([`crate::ToolRuntime::set_abort_reason`]); for a signal fused with a
@@ -170,19 +200,17 @@ impl ToolRunContext {
         if !self.signal.is_cancelled() {
             return None;
         }
-        let BodyReason { reasons, token, replacement_first } = &self.reason;
-        if replacement_first.load(Ordering::SeqCst) {
+        if self.exec.state.replacement_first.load(Ordering::SeqCst) {
             return Some(DEFAULT_ABORT_REASON.to_owned());
         }
-        Some(reasons.get(*token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
+        Some(self.exec.reasons.get(self.exec.token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
     }
 
     /// Defer one context (a user message) until this call's final result reaches the loop; kept even when
     /// the body later fails or cancellation wins, in deferral order.
     pub fn defer_context(&self, context: Value) {
-        if let Ok(mut list) = self.deferred.lock() {
-            list.push(context);
-        }
+        let mut list = self.exec.state.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        list.push(context);
     }
 
     /// Mark this execution's successful final result as terminal for the current agent turn (upstream
@@ -191,7 +219,7 @@ impl ToolRunContext {
     ///
     /// [`ToolExecutionResult::concludes_turn`]: crate::ToolExecutionResult::concludes_turn
     pub fn conclude_turn(&self) {
-        self.concluded.store(true, Ordering::SeqCst);
+        self.exec.state.concluded.store(true, Ordering::SeqCst);
     }
 }
 

@@ -8,6 +8,10 @@
 //!
 //! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012, PIPE-021, SCOPE-022, SCOPE-024.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::callback::BoxFuture;
@@ -92,8 +96,28 @@ impl<'a> Next<'a> {
             }
             rest = tail;
         }
-        Box::pin(std::future::ready(Ok(PreToolDecision::Allow)))
+        Box::pin(EndOfChain(allow))
     }
+}
+
+/// The end of a chain: a future resolving at once to what the function item `F` builds. A function item
+/// is zero-sized, so the future is too, and boxing it as a [`BoxFuture`] allocates nothing.
+struct EndOfChain<F>(F);
+
+impl<F: Fn() -> T + Unpin, T> Future for EndOfChain<F> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<T> {
+        Poll::Ready((self.0)())
+    }
+}
+
+fn allow() -> PreExecuteOutcome {
+    Ok(PreToolDecision::Allow)
+}
+
+fn accept() -> PostExecuteOutcome {
+    Ok(PostToolDecision::accept())
 }
 
 /// A synchronous monotonic guard: `Some(reason)` denies.
@@ -167,21 +191,36 @@ impl<T> HookEntry<T> {
     }
 }
 
-/// A copy-on-write, registration-ordered hook list; a snapshot is one `Arc` clone.
+/// A copy-on-write, registration-ordered hook list; a snapshot is one `Arc` clone, and the snapshot of an
+/// empty list (most lists, on most calls) is one atomic load.
 pub(crate) struct HookList<T> {
     entries: Mutex<Arc<Vec<HookEntry<T>>>>,
+    /// Whether `entries` is empty; written under the lock with it.
+    empty: AtomicBool,
+}
+
+/// The hooks registered at one moment: what a call runs, whatever is added or removed meanwhile.
+pub(crate) struct Snapshot<T>(Option<Arc<Vec<HookEntry<T>>>>);
+
+impl<T> std::ops::Deref for Snapshot<T> {
+    type Target = [HookEntry<T>];
+
+    fn deref(&self) -> &[HookEntry<T>] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
 }
 
 impl<T: Clone + Send + Sync + 'static> HookList<T> {
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self { entries: Mutex::new(Arc::new(Vec::new())) })
+        Arc::new(Self { entries: Mutex::new(Arc::new(Vec::new())), empty: AtomicBool::new(true) })
     }
 
-    pub(crate) fn snapshot(&self) -> Arc<Vec<HookEntry<T>>> {
-        match self.entries.lock() {
-            Ok(guard) => Arc::clone(&guard),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+    pub(crate) fn snapshot(&self) -> Snapshot<T> {
+        if self.empty.load(Ordering::Acquire) {
+            return Snapshot(None);
         }
+        let guard = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        Snapshot(Some(Arc::clone(&guard)))
     }
 
     pub(crate) fn add(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
@@ -228,6 +267,7 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
             .map(|e| HookEntry { id: e.id, scope: e.scope.clone(), hook: e.hook.clone() })
             .collect();
         f(&mut next);
+        self.empty.store(next.is_empty(), Ordering::Release);
         *guard = Arc::new(next);
     }
 }
@@ -432,7 +472,7 @@ impl<'a> PostNext<'a> {
             }
             rest = tail;
         }
-        Box::pin(std::future::ready(Ok(PostToolDecision::accept())))
+        Box::pin(EndOfChain(accept))
     }
 }
 

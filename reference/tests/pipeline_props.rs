@@ -288,7 +288,7 @@ fn tool(slot: usize, kind: Body, world: &Arc<World>, gates: &Arc<Gates>) -> Tool
             presentation_meta: None,
         },
         Arc::new(move |_args, ctx| {
-            let mut guard = world.body_started(&ctx.call_id);
+            let mut guard = world.body_started(ctx.call_id());
             let gate = match kind {
                 Body::Gate(g) => Some(gates.waiter(g)),
                 _ => None,

@@ -43,14 +43,14 @@ fn tool(name: &str, parallel: bool, log: Log, gate: Option<watch::Receiver<bool>
         Arc::new(move |args, ctx| {
             let (log, label, mut gate) = (Arc::clone(&log), label.clone(), gate.clone());
             Box::pin(async move {
-                push(&log, format!("start {label} {}", ctx.call_id));
+                push(&log, format!("start {label} {}", ctx.call_id()));
                 if let Some(gate) = gate.as_mut() {
                     tokio::select! {
                         _ = gate.wait_for(|open| *open) => {}
                         _ = ctx.signal.cancelled() => {}
                     }
                 }
-                push(&log, format!("end {label} {}", ctx.call_id));
+                push(&log, format!("end {label} {}", ctx.call_id()));
                 if args.get("fail").is_some() {
                     return Err(dsh_tools::ToolFailure::message(format!("{label} failed")));
                 }

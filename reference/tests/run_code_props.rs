@@ -131,7 +131,7 @@ fn tool(name: &str, exclusive: bool, log: Log, gates: Arc<Vec<watch::Receiver<bo
         Arc::new(move |args, ctx| {
             let (log, gates) = (Arc::clone(&log), Arc::clone(&gates));
             Box::pin(async move {
-                let n = number(&ctx.call_id);
+                let n = number(ctx.call_id());
                 record(&log, Event::BodyStart(n, exclusive));
                 if let Some(g) = args.get("gate").and_then(Value::as_u64) {
                     let mut gate = gates[g as usize].clone();

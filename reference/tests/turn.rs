@@ -31,10 +31,10 @@ fn tool(name: &str, parallel: bool, log: &Log, running: &Arc<AtomicUsize>, peak:
             let (log, running, peak) = (Arc::clone(&log), Arc::clone(&running), Arc::clone(&peak));
             Box::pin(async move {
                 peak.fetch_max(running.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
-                push(&log, format!("start:{}", ctx.call_id));
+                push(&log, format!("start:{}", ctx.call_id()));
                 tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
-                push(&log, format!("end:{}", ctx.call_id));
-                ctx.defer_context(json!({"from": ctx.call_id}));
+                push(&log, format!("end:{}", ctx.call_id()));
+                ctx.defer_context(json!({"from": ctx.call_id()}));
                 running.fetch_sub(1, Ordering::SeqCst);
                 Ok(Value::Null)
             })

@@ -111,7 +111,7 @@ pub(crate) async fn execute(
     let outer = Arc::new(Outer { ctx: ctx.clone(), run_signal: run_signal.clone(), max_parallel: host.max_parallel_sub_calls });
     let functions: Vec<(String, BindingFn)> = pipeline
         .registry
-        .visible(ctx.agent.as_ref())
+        .visible(ctx.agent())
         .into_iter()
         .filter(|tool| tool.schema.name != RUN_CODE_NAME)
         .map(|tool| {
@@ -145,7 +145,7 @@ pub(crate) async fn execute(
         outer: Some(Box::pin(ctx.signal.clone().cancelled_owned())),
         run_signal,
         reason: {
-            let (pipeline, token) = (Arc::clone(&pipeline), ctx.token);
+            let (pipeline, token) = (Arc::clone(&pipeline), ctx.token());
             Box::new(move || pipeline.abort_reasons.get(token).unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()))
         },
     }
@@ -215,16 +215,16 @@ fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
         };
         let n = queue.next_number();
         let ctx = &outer.ctx;
-        let sub_call_id = format!("{}:code:{n}", ctx.call_id);
+        let sub_call_id = format!("{}:code:{n}", ctx.call_id());
         let logged = crate::value::deep_clone(&argument);
         let input = ToolExecutionInput {
             call_id: sub_call_id.clone(),
             name: name.clone(),
             arguments: argument,
             signal: outer.run_signal.token().clone(),
-            agent: ctx.agent.clone(),
-            parent: Some(ctx.token),
-            root_call_id: Some(ctx.root_call_id.clone()),
+            agent: ctx.agent().cloned(),
+            parent: Some(ctx.token()),
+            root_call_id: Some(ctx.root_call_id().to_owned()),
         };
         let (reply, answer) = oneshot::channel();
         queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });

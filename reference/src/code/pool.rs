@@ -175,11 +175,11 @@ impl Pool {
     /// Start the submission: the start record, then the prepare stage on the lane.
     fn start(&mut self, submission: Submission, mode: ExecutionMode) {
         let Submission { name, sub_call_id, input, logged, reply } = submission;
-        if let Some(agent) = &self.outer.ctx.agent {
+        if let Some(agent) = self.outer.ctx.agent() {
             self.dispatch_log.emit(&CodeDispatchEvent::Start(CodeDispatchStart {
                 agent: agent.clone(),
-                root_call_id: self.outer.ctx.root_call_id.clone(),
-                parent_call_id: self.outer.ctx.call_id.clone(),
+                root_call_id: self.outer.ctx.root_call_id().to_owned(),
+                parent_call_id: self.outer.ctx.call_id().to_owned(),
                 sub_call_id: sub_call_id.clone(),
                 name: name.clone(),
                 arguments: crate::value::deep_clone(&logged),
@@ -240,11 +240,11 @@ impl Pool {
         if let Some(reply) = entry.reply.take() {
             let _ = reply.send(Reply::Settled(outcome));
         }
-        if let Some(agent) = &ctx.agent {
+        if let Some(agent) = ctx.agent() {
             let call = CodeDispatchStart {
                 agent: agent.clone(),
-                root_call_id: ctx.root_call_id.clone(),
-                parent_call_id: ctx.call_id.clone(),
+                root_call_id: ctx.root_call_id().to_owned(),
+                parent_call_id: ctx.call_id().to_owned(),
                 sub_call_id: entry.sub_call_id.clone(),
                 name: entry.name.clone(),
                 arguments: std::mem::take(&mut entry.logged),

@@ -70,16 +70,12 @@ impl CodeTransport {
             Arc::new(move |args, ctx| Box::pin(super::bridge::execute(Arc::clone(&host), default_mode, args, ctx))),
         );
         def.present_call = Some(Arc::new(present_call));
-        RegisteredTool {
-            schema: ToolSchema {
-                name: RUN_CODE_NAME.to_owned(),
-                description: flavor.description.to_owned(),
-                parameters: Arc::new(parameters),
-            },
-            def,
-            output_schema,
-            validates_args: true,
-        }
+        let schema = ToolSchema {
+            name: RUN_CODE_NAME.to_owned(),
+            description: flavor.description.to_owned(),
+            parameters: Arc::new(parameters),
+        };
+        RegisteredTool::new(def, schema, output_schema, true)
     }
 }
 

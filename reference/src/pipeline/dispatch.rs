@@ -28,15 +28,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::callback::{BoxFuture, Contained, contain};
 use crate::error::ToolFailure;
-use crate::execution::{BodyReason, ExecutionToken, ToolExecution, ToolRunContext};
+use crate::execution::{ExecutionToken, ToolExecution, ToolRunContext};
 use crate::hooks::{HookEntry, HookList};
 use crate::result::ToolExecutionResult;
-use crate::registry::Registry;
-use crate::schema::validate::validate_json_schema_value;
+use crate::registry::{RUN_CODE_NAME, RegisteredTool, Registry};
 
 use super::entry::Call;
 use super::{Stage, output, replace_if_cancelled};
@@ -203,16 +202,14 @@ pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: 
         Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
     };
     let mut result = dispatched;
-    let deferred = match call.deferred.lock() {
-        Ok(mut list) => std::mem::take(&mut *list),
-        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-    };
+    let deferred = std::mem::take(&mut *call.exec.state.deferred.lock().unwrap_or_else(|p| p.into_inner()));
     if !deferred.is_empty() {
         let contexts = result.additional_contexts_mut();
         let tail = std::mem::replace(contexts, deferred);
         contexts.extend(tail);
     }
-    Stage::Post(replace_if_cancelled(call, result))
+    replace_if_cancelled(call, &mut result);
+    Stage::Post(result)
 }
 
 /// Keep this execution's own canonical result; revalidate any other success under the active declaration.
@@ -236,7 +233,12 @@ fn normalize(registry: &Registry, call: &Call, dispatched: DispatchResult) -> Re
 async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution) -> (ToolExecutionResult, bool) {
     let exec = &call.exec;
     let fused = match dexec.replacement() {
-        None => Fused::Caller(exec.signal.clone()),
+        None => {
+            if exec.signal.is_cancelled() {
+                return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
+            }
+            Fused::Caller
+        }
         Some(wrapper) => {
             if wrapper.is_cancelled() || exec.signal.is_cancelled() {
                 return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
@@ -244,40 +246,19 @@ async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution)
             Fused::Relay { fused: CancellationToken::new(), caller: exec.signal.clone(), wrapper }
         }
     };
-    let replacement_first = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let signal = fused.signal();
-    if signal.is_cancelled() {
-        return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
-    }
-    let Some(tool) = registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()) else {
+    let signal = fused.signal(&exec.signal);
+    let Some(tool) = resolve_now(registry, call) else {
         return (ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name)), false);
     };
     call.body_invoked.store(true, Ordering::SeqCst);
-    if tool.validates_args {
-        let violations = validate_json_schema_value(&tool.schema.parameters, &exec.arguments, "");
-        if !violations.is_empty() {
-            return (ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations)), false);
-        }
+    let violations = tool.argument_violations(&exec.arguments);
+    if !violations.is_empty() {
+        return (ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations)), false);
     }
-    let ctx = ToolRunContext {
-        signal: signal.clone(),
-        token: exec.token,
-        call_id: exec.call_id.clone(),
-        root_call_id: exec.root_call_id.clone(),
-        name: exec.name.clone(),
-        agent: exec.agent.clone(),
-        parent: exec.parent,
-        deferred: Arc::clone(&call.deferred),
-        concluded: Arc::clone(&exec.concluded),
-        reason: BodyReason {
-            reasons: Arc::clone(&exec.reasons),
-            token: exec.token,
-            replacement_first: Arc::clone(&replacement_first),
-        },
-    };
-    let body = Arc::clone(&tool.def.execute);
+    let ctx = ToolRunContext::new(signal.clone(), Arc::clone(exec));
+    let body = &tool.def.execute;
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {
-        Ok(future) => match fused.drive(Contained(future), &replacement_first).await {
+        Ok(future) => match fused.drive(Contained(future), &exec.state.replacement_first).await {
             Ok(returned) => returned,
             Err(panic) => Err(ToolFailure::message(panic)),
         },
@@ -299,32 +280,45 @@ async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution)
     (result, true)
 }
 
+/// The definition the call executes now: the one visible at entry while the registry is unchanged (the
+/// reserved `run_code` name always resolves again: its definition follows the mounted code runtime), else
+/// a fresh resolution.
+fn resolve_now(registry: &Registry, call: &Call) -> Option<Arc<RegisteredTool>> {
+    let exec = &call.exec;
+    match &call.visible {
+        Some(tool) if exec.name != RUN_CODE_NAME && registry.unchanged_since(call.generation) => Some(Arc::clone(tool)),
+        _ => registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()),
+    }
+}
+
 /// The body's signal: the caller's own, or a relay cancelled by the caller or the wrapper signal.
 enum Fused {
-    Caller(CancellationToken),
+    Caller,
     Relay { fused: CancellationToken, caller: CancellationToken, wrapper: CancellationToken },
 }
 
 impl Fused {
-    fn signal(&self) -> CancellationToken {
+    /// The signal the body observes (`caller`: the caller's).
+    fn signal<'a>(&'a self, caller: &'a CancellationToken) -> &'a CancellationToken {
         match self {
-            Self::Caller(token) | Self::Relay { fused: token, .. } => token.clone(),
+            Self::Caller => caller,
+            Self::Relay { fused, .. } => fused,
         }
     }
 
     /// Await `body` to completion while relaying cancellation into the fused signal; `replacement_first`
     /// is set when the wrapper's signal is the source that aborted first (the body's reason then is the
     /// replacement's, not the caller's).
-    async fn drive<T>(self, body: Contained<'_, T>, replacement_first: &Arc<AtomicBool>) -> Result<T, String> {
+    async fn drive<T>(&self, body: Contained<'_, T>, replacement_first: &AtomicBool) -> Result<T, String> {
         match self {
-            Self::Caller(_) => body.await,
+            Self::Caller => body.await,
             Self::Relay { fused, caller, wrapper } => {
                 Relay {
                     body,
-                    caller: Box::pin(caller.cancelled_owned()),
-                    wrapper: Box::pin(wrapper.cancelled_owned()),
+                    caller: Box::pin(caller.cancelled()),
+                    wrapper: Box::pin(wrapper.cancelled()),
                     fused: Some(fused),
-                    replacement_first: Arc::clone(replacement_first),
+                    replacement_first,
                 }
                 .await
             }
@@ -332,15 +326,15 @@ impl Fused {
     }
 }
 
-struct Relay<'a, T> {
+struct Relay<'a, 'b, T> {
     body: Contained<'a, T>,
-    caller: Pin<Box<WaitForCancellationFutureOwned>>,
-    wrapper: Pin<Box<WaitForCancellationFutureOwned>>,
-    fused: Option<CancellationToken>,
-    replacement_first: Arc<AtomicBool>,
+    caller: Pin<Box<WaitForCancellationFuture<'b>>>,
+    wrapper: Pin<Box<WaitForCancellationFuture<'b>>>,
+    fused: Option<&'b CancellationToken>,
+    replacement_first: &'b AtomicBool,
 }
 
-impl<T> Future for Relay<'_, T> {
+impl<T> Future for Relay<'_, '_, T> {
     type Output = Result<T, String>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -7,25 +7,27 @@
 //! Spec: ARG-001, ARG-002, ARG-003, ARG-017, PIPE-019, UNK-011, CODE-006, CODE-007, CODE-014, FIN-004.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::definition::FinalizeContentFn;
-use crate::execution::{AbortReasons, ExecutionToken, ToolExecution, ToolExecutionInput};
-use crate::registry::Registry;
+use crate::execution::{AbortReasons, CallState, ExecutionToken, ToolExecution, ToolExecutionInput};
+use crate::registry::{EntryView, RegisteredTool, Registry};
 use crate::value::js_property_order;
 
 /// Per-call registry state kept outside the immutable execution view.
 pub(crate) struct Call {
     pub(crate) exec: Arc<ToolExecution>,
     pub(crate) finalizer: Option<FinalizeContentFn>,
-    pub(crate) deferred: Arc<Mutex<Vec<Value>>>,
     pub(crate) body_invoked: AtomicBool,
     /// The arguments were not lossless JSON; the snapshot failed and the call fails before every phase.
     pub(crate) snapshot_failed: bool,
     /// The `code` collapse outcome decided at entry.
     pub(crate) collapse: Collapse,
+    /// The definition visible at entry, and the registry generation it was read at: the body stage reuses
+    /// it while the registry is unchanged instead of resolving the name again.
+    pub(crate) visible: Option<Arc<RegisteredTool>>,
+    pub(crate) generation: u64,
 }
 
 /// The `code` executor collapse as decided at entry (CODE-006, CODE-007).
@@ -48,16 +50,17 @@ pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be lossl
 /// reads its caller's reason from.
 pub(crate) fn create(registry: &Registry, reasons: &Arc<AbortReasons>, input: ToolExecutionInput) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent, root_call_id } = input;
-    let (visible, collapsed) = registry.entry_view(&name, agent.as_ref(), parent.is_some());
-    // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does.
-    let collapse = match (collapsed, signal.is_cancelled()) {
-        (false, _) => Collapse::No,
-        (true, false) => Collapse::Rejected,
-        (true, true) => Collapse::PreAborted,
+    let EntryView { tool: visible, collapsed, generation } = registry.entry_view(&name, agent.as_ref(), parent.is_some());
+    // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does (only
+    // a collapsed call reads it here: reading a token takes its lock).
+    let collapse = match collapsed {
+        false => Collapse::No,
+        true if signal.is_cancelled() => Collapse::PreAborted,
+        true => Collapse::Rejected,
     };
     let finalizer = match collapse {
         Collapse::Rejected => None,
-        Collapse::No | Collapse::PreAborted => visible.and_then(|t| t.def.finalize_content.clone()),
+        Collapse::No | Collapse::PreAborted => visible.as_ref().and_then(|t| t.def.finalize_content.clone()),
     };
     let snapshot_failed = !crate::value::is_lossless(&arguments);
     if snapshot_failed {
@@ -74,8 +77,8 @@ pub(crate) fn create(registry: &Registry, reasons: &Arc<AbortReasons>, input: To
         signal,
         agent,
         parent,
-        concluded: Arc::default(),
         reasons: Arc::clone(reasons),
+        state: CallState::default(),
     });
-    Call { exec, finalizer, deferred: Arc::new(Mutex::new(Vec::new())), body_invoked: AtomicBool::new(false), snapshot_failed, collapse }
+    Call { exec, finalizer, body_invoked: AtomicBool::new(false), snapshot_failed, collapse, visible, generation }
 }

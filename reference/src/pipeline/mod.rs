@@ -41,7 +41,6 @@ use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
 use crate::hooks::{HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
 use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
-use crate::schema::validate::validate_json_schema_value;
 
 use self::dispatch::ExecuteWrapper;
 
@@ -128,10 +127,16 @@ impl Pipeline {
             Stage::Final(result) => result,
             // With no post-execute listener for the call there is nothing to await; otherwise the stage runs
             // boxed, so the common call's future (one allocation per execute) stays small.
-            Stage::Post(result) => match post_execute::chain(&self.post_execute, call) {
-                None => replace_if_cancelled(call, result),
+            Stage::Post(mut result) => match post_execute::chain(&self.post_execute, call) {
+                None => {
+                    replace_if_cancelled(call, &mut result);
+                    result
+                }
                 Some(chain) => match Box::pin(post_execute::run(chain, &self.registry, call, result)).await {
-                    Ok(result) => replace_if_cancelled(call, result),
+                    Ok(mut result) => {
+                        replace_if_cancelled(call, &mut result);
+                        result
+                    }
                     Err(failure) => ToolExecutionResult::from_failure(failure),
                 },
             },
@@ -147,7 +152,7 @@ impl Pipeline {
             return ExecutionMode::Exclusive;
         };
         let Some(classify) = &tool.def.is_concurrency_safe else { return ExecutionMode::Exclusive };
-        if tool.validates_args && !validate_json_schema_value(&tool.schema.parameters, &input.arguments, "").is_empty() {
+        if !tool.admits_arguments(&input.arguments) {
             return ExecutionMode::Exclusive;
         }
         match crate::callback::contain(|| classify(&input.arguments)) {
@@ -157,23 +162,20 @@ impl Pipeline {
     }
 }
 
-/// A caller cancellation replaces only a success: `ABORTED` once the body was invoked, else
+/// A caller cancellation replaces only a success (in place): `ABORTED` once the body was invoked, else
 /// `ABORTED_BEFORE_DISPATCH`; the prior result's contexts are kept.
-pub(crate) fn replace_if_cancelled(call: &entry::Call, result: ToolExecutionResult) -> ToolExecutionResult {
-    if !call.exec.signal.is_cancelled() || result.is_error() {
-        return result;
+pub(crate) fn replace_if_cancelled(call: &entry::Call, result: &mut ToolExecutionResult) {
+    if result.is_error() || !call.exec.signal.is_cancelled() {
+        return;
     }
-    let contexts = match result {
-        ToolExecutionResult::Success { additional_contexts, value, .. } => {
-            crate::value::dismantle(value);
-            additional_contexts
-        }
-        ToolExecutionResult::Failure { additional_contexts, .. } => additional_contexts,
-    };
-    if call.body_invoked.load(std::sync::atomic::Ordering::SeqCst) {
+    let contexts = std::mem::take(result.additional_contexts_mut());
+    let replacement = if call.body_invoked.load(std::sync::atomic::Ordering::SeqCst) {
         ToolExecutionResult::aborted(contexts)
     } else {
         ToolExecutionResult::aborted_before_dispatch(contexts)
+    };
+    if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, replacement) {
+        crate::value::dismantle(value);
     }
 }
 

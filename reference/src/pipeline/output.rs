@@ -12,7 +12,6 @@ use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::registry::RegisteredTool;
 use crate::result::ToolExecutionResult;
-use crate::schema::validate::validate_json_schema_value;
 use crate::value::{dismantle, is_lossless, js_property_order};
 
 use crate::callback::contain;
@@ -29,7 +28,7 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
         return Err(ToolFailure::invalid_output(name, &["value is not lossless JSON".to_owned()]));
     }
     js_property_order(&mut value);
-    let violations = validate_json_schema_value(&tool.output_schema, &value, "value");
+    let violations = tool.output_plan.violations(&value, "value");
     if !violations.is_empty() {
         dismantle(value);
         return Err(ToolFailure::invalid_output(name, &violations));
@@ -75,6 +74,6 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
             }
         }
     }
-    let concludes_turn = exec.concluded.load(std::sync::atomic::Ordering::SeqCst);
+    let concludes_turn = exec.state.concluded.load(std::sync::atomic::Ordering::SeqCst);
     Ok(ToolExecutionResult::Success { value, content, meta, additional_contexts: Vec::new(), concludes_turn })
 }

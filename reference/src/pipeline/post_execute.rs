@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::callback::Contained;
 use crate::error::ToolFailure;
-use crate::hooks::{HookEntry, HookList, PostExecuteListener, PostNext, PostToolDecision};
+use crate::hooks::{HookList, PostExecuteListener, PostNext, PostToolDecision, Snapshot};
 use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
 use crate::value::js_string;
@@ -24,7 +24,7 @@ use super::entry::Call;
 use super::output;
 
 /// A snapshot of the post-execute listeners.
-pub(crate) type Chain = Arc<Vec<HookEntry<Arc<dyn PostExecuteListener>>>>;
+pub(crate) type Chain = Snapshot<Arc<dyn PostExecuteListener>>;
 
 /// The snapshot of `listeners` taken as the stage starts, or `None` when no listener in it applies to the
 /// call (the stage then accepts the result as it is, with no future to run).
@@ -45,7 +45,7 @@ pub(crate) async fn run(
     result: ToolExecutionResult,
 ) -> Result<ToolExecutionResult, ToolFailure> {
     let next = PostNext { chain: &chain, exec: &call.exec, result: &result };
-    let decision = match Contained(Box::pin(next.run())).await {
+    let decision = match Contained(next.run()).await {
         Ok(outcome) => outcome?,
         Err(panic) => return Err(ToolFailure::message(panic)),
     };

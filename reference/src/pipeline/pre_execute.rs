@@ -23,7 +23,7 @@ pub(crate) async fn run(
         return Ok(PreToolDecision::Allow);
     }
     let next = Next { chain: &chain, exec };
-    match Contained(Box::pin(next.run())).await {
+    match Contained(next.run()).await {
         Ok(outcome) => outcome,
         Err(panic) => Err(ToolFailure::message(panic)),
     }

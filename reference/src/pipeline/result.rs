@@ -19,20 +19,21 @@ use super::entry::Call;
 /// The failure of a final result that is not lossless JSON (upstream's `materializeFinalResult`).
 pub(crate) const LOSSY_RESULT: &str = "tool result must be losslessly JSON-serializable";
 
-/// The result, or [`LOSSY_RESULT`] when its presentation (content, meta, contexts) is not lossless.
-fn materialize(result: ToolExecutionResult) -> ToolExecutionResult {
-    let (content, meta, contexts) = match &result {
+/// Replace the result with [`LOSSY_RESULT`] when its presentation (content, meta, contexts) is not
+/// lossless.
+fn materialize(result: &mut ToolExecutionResult) {
+    let (content, meta, contexts) = match &*result {
         ToolExecutionResult::Success { content, meta, additional_contexts, .. }
         | ToolExecutionResult::Failure { content, meta, additional_contexts, .. } => (content, meta, additional_contexts),
     };
     let lossless = content.iter().chain(meta).chain(contexts).all(crate::value::is_lossless);
     if lossless {
-        return result;
+        return;
     }
-    if let ToolExecutionResult::Success { value, .. } = result {
+    let lossy = std::mem::replace(result, ToolExecutionResult::from_failure(ToolFailure::message(LOSSY_RESULT)));
+    if let ToolExecutionResult::Success { value, .. } = lossy {
         crate::value::dismantle(value);
     }
-    ToolExecutionResult::from_failure(ToolFailure::message(LOSSY_RESULT))
 }
 
 /// Finalize content, forget the call's attached abort reason, and publish to a snapshot of `observers`.
@@ -43,12 +44,13 @@ pub(crate) fn finish(
     call: &Call,
     result: ToolExecutionResult,
 ) -> ToolExecutionResult {
-    let mut result = materialize(result);
+    let mut result = result;
+    materialize(&mut result);
     if let Some(finalize) = &call.finalizer {
         match contain(|| finalize(&call.exec, &result)) {
             Ok(Ok(Some(content))) => {
                 *result.content_mut() = content;
-                result = materialize(result);
+                materialize(&mut result);
             }
             Ok(Ok(None)) => {}
             Ok(Err(failure)) => result = ToolExecutionResult::from_failure(failure),

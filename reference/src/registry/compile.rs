@@ -29,7 +29,7 @@ pub(super) fn prepare(mut def: ToolDefinition) -> Result<RegisteredTool, Registe
                 description: def.description.clone(),
                 parameters: Arc::new(parameters),
             };
-            Ok(RegisteredTool { def, schema, output_schema, validates_args })
+            Ok(RegisteredTool::new(def, schema, output_schema, validates_args))
         }
         Err(error) => {
             dismantle_definition_values(&mut def);

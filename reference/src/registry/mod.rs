@@ -16,6 +16,7 @@ mod guards;
 pub(crate) use self::guards::GuardPass;
 mod layer;
 mod presentation;
+pub(crate) use self::presentation::EntryView;
 mod resolved;
 pub use self::resolved::ResolvedTool;
 mod registration;
@@ -23,6 +24,7 @@ mod restrict;
 mod view;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
@@ -35,6 +37,7 @@ use crate::definition::{Parameters, ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, RegisterErrorKind};
 use crate::hooks::{ChangeObserver, HookList, next_id};
 use crate::presentation::ToolMode;
+use crate::schema::validate::OwnedPlan;
 use crate::scope::ScopeKey;
 
 pub use crate::presentation::RUN_CODE_NAME;
@@ -45,8 +48,33 @@ pub(crate) struct RegisteredTool {
     pub(crate) schema: ToolSchema,
     /// The compiled (DSL) or raw output schema, asserted in the subset.
     pub(crate) output_schema: Value,
-    /// Whether arguments are validated against `schema.parameters` before the body (DSL tools).
-    pub(crate) validates_args: bool,
+    /// `schema.parameters` compiled once, when arguments are validated against it before the body (DSL
+    /// tools); `None` otherwise.
+    pub(crate) parameters_plan: Option<OwnedPlan>,
+    /// `output_schema` compiled once.
+    pub(crate) output_plan: OwnedPlan,
+}
+
+impl RegisteredTool {
+    /// A checked definition with its schemas compiled for validation; `validates_args` for a tool whose
+    /// arguments are validated against `schema.parameters` before its body (DSL tools).
+    pub(crate) fn new(def: ToolDefinition, schema: ToolSchema, output_schema: Value, validates_args: bool) -> Self {
+        let parameters_plan = validates_args.then(|| OwnedPlan::new(&schema.parameters));
+        let output_plan = OwnedPlan::new(&output_schema);
+        Self { def, schema, output_schema, parameters_plan, output_plan }
+    }
+
+    /// Whether `arguments` pass the definition's own argument validation (always, for a tool whose body
+    /// validates nothing before it runs).
+    pub(crate) fn admits_arguments(&self, arguments: &Value) -> bool {
+        self.parameters_plan.as_ref().is_none_or(|plan| plan.admits(arguments))
+    }
+
+    /// The argument violations (`root` empty: the root reads `arguments`); none for a tool without
+    /// argument validation.
+    pub(crate) fn argument_violations(&self, arguments: &Value) -> Vec<String> {
+        self.parameters_plan.as_ref().map(|plan| plan.violations(arguments, "")).unwrap_or_default()
+    }
 }
 
 impl Drop for RegisteredTool {
@@ -79,6 +107,9 @@ pub(crate) struct Layers {
 /// The registry state shared by a runtime and its registration handles.
 pub(crate) struct Registry {
     layers: RwLock<Layers>,
+    /// Bumped whenever the layers are locked for writing: a resolution made at generation `g` still holds
+    /// while the generation is `g` (see [`Registry::unchanged_since`]).
+    generation: AtomicU64,
     pub(crate) changes: Arc<HookList<ChangeObserver>>,
     /// The presentation of scopes that declare none (the `mode` config field).
     default_mode: ToolMode,
@@ -107,7 +138,18 @@ impl Registry {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Layers> {
-        self.layers.write().unwrap_or_else(|p| p.into_inner())
+        let layers = self.layers.write().unwrap_or_else(|p| p.into_inner());
+        // Under the write lock, before any change is made: a reader that sees the old generation afterwards
+        // is ordered before this writer.
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        layers
+    }
+
+    /// Whether no layer was locked for writing since a read that saw `generation` (so what that read
+    /// resolved — outside the reserved `run_code` name, whose definition follows the mounted code runtime —
+    /// is what a resolution now would give).
+    pub(crate) fn unchanged_since(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::SeqCst) == generation
     }
 
     /// Emit `tools/change` (outside every lock). An observer that panics — a thrown error, in upstream's

@@ -20,10 +20,26 @@ fn mode_in(layers: &Layers, default: ToolMode, scope: Option<&ScopeKey>) -> Tool
         .unwrap_or(default)
 }
 
+/// What [`Registry::entry_view`] read.
+pub(crate) struct EntryView {
+    /// The visible definition.
+    pub(crate) tool: Option<Arc<RegisteredTool>>,
+    /// Whether the call collapses under `code`.
+    pub(crate) collapsed: bool,
+    /// The registry generation of the read.
+    pub(crate) generation: u64,
+}
+
 impl Registry {
     /// A registry whose undeclared scopes present in `default_mode`.
     pub(crate) fn new(default_mode: ToolMode) -> Self {
-        Self { layers: std::sync::RwLock::default(), changes: crate::hooks::HookList::new(), default_mode, transport: None }
+        Self {
+            layers: std::sync::RwLock::default(),
+            generation: std::sync::atomic::AtomicU64::new(0),
+            changes: crate::hooks::HookList::new(),
+            default_mode,
+            transport: None,
+        }
     }
 
     /// The effective mode of `scope` over already-locked layers.
@@ -44,13 +60,15 @@ impl Registry {
         (!collapses(mode_in(&layers, self.default_mode, scope), name, nested)).then_some(tool)
     }
 
-    /// What execution creation needs, read under one lock: the visible definition, and whether the call
-    /// collapses (a visible tool under an effective `code`, called model-direct).
-    pub(crate) fn entry_view(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> (Option<Arc<RegisteredTool>>, bool) {
+    /// What execution creation needs, read under one lock: the visible definition, whether the call
+    /// collapses (a visible tool under an effective `code`, called model-direct), and the generation the
+    /// read saw.
+    pub(crate) fn entry_view(&self, name: &str, scope: Option<&ScopeKey>, nested: bool) -> EntryView {
         let layers = self.read();
+        let generation = self.generation.load(std::sync::atomic::Ordering::SeqCst);
         let tool = self.lookup(&layers, name, scope);
         let collapsed = tool.is_some() && collapses(mode_in(&layers, self.default_mode, scope), name, nested);
-        (tool, collapsed)
+        EntryView { tool, collapsed, generation }
     }
 
     /// Declare `scope`'s presentation. No scope (upstream: a plain context) and a second declaration in

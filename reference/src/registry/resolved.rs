@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use super::RegisteredTool;
 use crate::definition::ToolDefinition;
-use crate::schema::validate::validate_json_schema_value;
 use crate::views::{ToolCallView, ToolResult, ToolResultView};
 
 /// One resolved definition: read-only access for UIs and SDKs.
@@ -71,7 +70,7 @@ impl ResolvedTool {
 
     /// Soft validation: a raw-schema tool owns its input and sees every argument value.
     fn admits(&self, args: &Value) -> bool {
-        !self.tool.validates_args || validate_json_schema_value(&self.tool.schema.parameters, args, "").is_empty()
+        self.tool.admits_arguments(args)
     }
 }
 

@@ -25,17 +25,17 @@ impl ToolContext {
 
     /// The model's call id.
     pub fn call_id(&self) -> &str {
-        &self.run.call_id
+        self.run.call_id()
     }
 
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
-        &self.run.name
+        self.run.name()
     }
 
     /// The agent scope that made the call (`None`: a global call).
     pub fn agent(&self) -> Option<&ScopeKey> {
-        self.run.agent.as_ref()
+        self.run.agent()
     }
 
     /// The call's cancellation signal (clone it into spawned work).
