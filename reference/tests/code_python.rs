@@ -166,6 +166,35 @@ async fn gathered_binding_calls_overlap() {
     assert!(a.0 < b.1 && b.0 < a.1, "the two calls did not overlap");
 }
 
+/// A binding call with nothing else ready waits for its reply outside the loop's turn (the bootstrap's
+/// `_wait_alone`); that must not starve a task waiting on another descriptor, nor reorder tasks whose
+/// replies arrive together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_alone_still_serves_other_descriptors_and_reply_order() {
+    let slow = binding(|args| async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        Ok(args.unwrap_or(Value::Null))
+    });
+    // A thread writes to a socket 50 ms in; the task reading it must run while the slow call is pending.
+    let program = "import asyncio, socket, threading\n\
+        a, b = socket.socketpair()\n\
+        got = []\n\
+        reading = asyncio.Event()\n\
+        async def read():\n    reader, _ = await asyncio.open_connection(sock=a)\n    reading.set()\n    got.append((await reader.read(5)).decode())\n\
+        task = asyncio.create_task(read())\n\
+        await reading.wait()\n\
+        threading.Timer(0.05, lambda: b.send(b'hello')).start()\n\
+        value = await tools.slow(7)\n\
+        return [value, list(got)]";
+    let result = run_with(&runtime(limits()), program, vec![tools(vec![("slow", slow)])], RunSignal::new()).await;
+    assert_eq!(ok_value(result), Some(json!([7, ["hello"]])), "the reader ran before the slow reply");
+    // Three calls gathered: the last one waits alone; replies delivered together resume tasks in reply order.
+    let program = "import asyncio\norder = []\n\
+        async def call(n):\n    await tools.echo(n)\n    order.append(n)\n\
+        await asyncio.gather(call(1), call(2), call(3))\nreturn order";
+    assert_eq!(ok_value(run(program).await), Some(json!([1, 2, 3])));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_lossless_violation_rejects_only_that_call() {
     let program = r#"

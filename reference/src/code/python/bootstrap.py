@@ -5,6 +5,8 @@
 # (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`, executes the program as the body of
 # `async def __dsh_main__()`, bridges `await tools.name(args)` as `call` / `reply` frames, streams captured
 # output as `log` frames, and ends with one `done` frame.
+# While a binding call is the only thing the program's loop waits for, the reply is awaited in the loop's
+# own selector from the call itself (`_wait_alone`), saving the loop's callback round per call.
 # A `boot` frame with `"persistent": true` keeps the process for its owner's next run (seed 002's
 # persistent-in-memory mode): after `done` it waits for the next `boot` / `run` pair, and each program runs
 # with its top-level names declared `global`, so its assignments, functions, classes and imports stay in
@@ -36,6 +38,8 @@ _EXACT = 2 ** 53
 _LEAVE = object()
 _MISSING = object()
 _encode_str = json.encoder.encode_basestring  # JSON.stringify escaping for strings without lone surrogates
+# One encoder for every binding call: `json.dumps` with options builds a new encoder per call.
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
 _orig_print = builtins.print
 _real_stdout = sys.stdout
 _real_stderr = sys.stderr
@@ -64,16 +68,18 @@ def _read_into_inbox():
 
 
 _write_lock = threading.Lock()
+_get_running_loop = asyncio.get_running_loop
 
 
 def _write(data):
     """One whole frame: a lock keeps frames from threads (a `print` in a thread) from interleaving."""
-    view = memoryview(data)
     with _write_lock:
         try:
-            while view:
-                written = os.write(_FD, view)
-                view = view[written:]
+            written = os.write(_FD, data)
+            if written < len(data):
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(_FD, view):]
         except OSError:
             os._exit(_EXIT_HOST_GONE)
 
@@ -195,7 +201,7 @@ def _to_json(value):
     if not _lossless(value):
         return None
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
+        text = _encoder.encode(value)
     except RecursionError:
         text = _dumps_deep(value)
     except (ValueError, TypeError):
@@ -425,6 +431,9 @@ def _make_binding(global_name, name, error_class):
             return Exception(message)
         return error_class(name, message)
 
+    # Everything of the call frame after the id and before the arguments, escaped once.
+    middle = ',"global":' + _encode_str(global_name) + ',"name":' + _encode_str(name) + ',"args":'
+
     async def binding(args=_MISSING, /):
         text = None if args is _MISSING else _to_json(args)
         if text is None:
@@ -433,12 +442,10 @@ def _make_binding(global_name, name, error_class):
             raise fail(f"binding arguments exceed the {_frame_cap}-byte frame limit")
         call_id = _next_id[0]
         _next_id[0] += 1
-        future = asyncio.get_running_loop().create_future()
+        future = _get_running_loop().create_future()
         _pending[call_id] = future
-        _send_text(
-            '{"type":"call","id":%d,"global":%s,"name":%s,"args":%s}'
-            % (call_id, _encode_str(global_name), _encode_str(name), text)
-        )
+        _send_text('{"type":"call","id":' + str(call_id) + middle + text + "}")
+        _wait_alone(future)
         try:
             ok, payload = await future
         finally:
@@ -450,6 +457,28 @@ def _make_binding(global_name, name, error_class):
     binding.__name__ = name
     binding.__qualname__ = f"{global_name}.{name}"
     return binding
+
+
+def _wait_alone(future):
+    """Wait for a binding's reply here when the loop has nothing else to run first (no ready callback, no
+    timer): do what its next turn would — block in its selector over every descriptor registered — and
+    serve fd 3 as its reader would, without the loop's callback and task-wake-up round per reply (a third of
+    a sequential binding call's cost). Readiness of any other descriptor, or another task made ready by a
+    reply, hands back to the loop at once; so does a loop without the attributes this reads. When replies
+    that arrive together resolve another task's call before this one's, this call's reply is left to the
+    loop behind that task's wake-up, so tasks resume in reply order, as through the loop."""
+    loop = _get_running_loop()
+    try:
+        ready, scheduled, select = loop._ready, loop._scheduled, loop._selector.select
+    except AttributeError:
+        return
+    while not future.done() and not ready and not scheduled:
+        events = select(None)
+        if any(key.fd != _FD for key, _ in events):
+            return
+        if events and _read_some() and _dispatch_replies(future, ready):
+            loop.call_soon(_dispatch_replies)
+            return
 
 
 def _make_namespace(global_name, members):
@@ -501,24 +530,41 @@ def _make_namespace(global_name, members):
 def _on_readable():
     # One read per wake-up: fd 3 is a blocking socket, so a second read could wait for bytes the host will
     # only send once the program goes on. The loop calls again while more is waiting.
+    if _read_some():
+        _dispatch_replies()
+
+
+def _read_some():
+    """One read of fd 3 into the inbox: False when nothing was there; ends the process at EOF."""
     try:
         n = _read_into_inbox()
     except BlockingIOError:
-        return
+        return False
     except OSError:
         os._exit(_EXIT_HOST_GONE)
     if not n:
         os._exit(_EXIT_HOST_GONE)
+    return True
+
+
+def _dispatch_replies(own=None, ready=None):
+    """Resolve the binding future of every whole reply in the inbox, in order. Given `own` (a waiting
+    binding's future) and the loop's ready queue: stop at `own`'s reply when a task was already made ready
+    before it, leaving that reply and the rest in the inbox, and return True (its task must resume after
+    those, as the loop would order it)."""
     while True:
         end = _inbox.find(b"\n")
         if end < 0:
-            return
-        line = bytes(_inbox[:end])
-        del _inbox[: end + 1]
-        frame = _loads(line)
+            return False
+        frame = _loads(bytes(_inbox[:end]))
         if frame.get("type") != "reply":
+            del _inbox[: end + 1]
             continue
-        future = _pending.pop(frame.get("id"), None)
+        future = _pending.get(frame.get("id"))
+        if own is not None and ready and future is own:
+            return True
+        del _inbox[: end + 1]
+        _pending.pop(frame.get("id"), None)
         if future is None or future.done():
             continue
         if frame.get("ok") is True:
@@ -794,7 +840,9 @@ def _read_expected(kind):
     return frame
 
 
-def _main():
+def _main(loop=None):
+    """Serve this process's run (and, when persistent, its owner's next ones) on `loop` (a new one when
+    none was made ahead)."""
     program_globals = {"__name__": "__main__", "__doc__": None, "__builtins__": builtins}
     persistent = _boot(_read_expected("boot"), program_globals, True)
     _send_text('{"type":"boot-ack"}')
@@ -803,8 +851,9 @@ def _main():
     sys.stdout = _Capture(1)
     sys.stderr = _Capture(2)
     builtins.print = _print
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+    if loop is None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
     loop.add_reader(_FD, _on_readable)
     while True:
         _run_one(run, program_globals, loop, persistent)
@@ -822,10 +871,14 @@ def _main():
 def _zygote():
     """The fork server (`zygote.rs`): fd 3 is a control socket to the host. This process never runs a
     program. Each request is one byte with three descriptors attached (SCM_RIGHTS): the run's protocol
-    channel, its stdout and its stderr. It forks one child per request, makes the child the leader of its
-    own process group before answering `P <pid>`, and reports each child's raw wait status as
-    `X <pid> <status>` once reaped. EOF on the control socket (the host dropped the runtime, or died) ends
-    it."""
+    channel, its stdout and its stderr. It serves each request with one fresh child, the leader of its own
+    process group before `P <pid>` answers, and reports each child's raw wait status as `X <pid> <status>`
+    once reaped. EOF on the control socket (the host dropped the runtime, or died) ends it.
+
+    The child is the spare when there is one: a child forked ahead, while no request was waiting, that has
+    made its event loop and waits for its run's descriptors; it has run nothing. Otherwise the child is
+    forked on the spot. A new spare is forked once no request is waiting. (A spare that also compiled and
+    ran a throwaway program measured slower: its warm-up competed with the run in progress for the CPUs.)"""
     import select
     import signal
     import socket
@@ -837,7 +890,11 @@ def _zygote():
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
 
+    spare = None  # (pid, socket): the spare and the zygote's end of its channel
+    spare_failed = False  # the last spare could not be forked: try again after the next request
+
     def reap():
+        nonlocal spare
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -845,12 +902,20 @@ def _zygote():
                 return
             if pid == 0:
                 return
+            if spare is not None and spare[0] == pid:
+                spare[1].close()
+                spare = None
             control.sendall(b"X %d %d\n" % (pid, status))
 
     while True:
         try:
-            ready, _, _ = select.select([control, wake_r], [], [])
+            idle = spare is None and not spare_failed
+            ready, _, _ = select.select([control, wake_r], [], [], 0 if idle else None)
         except InterruptedError:
+            continue
+        if not ready:
+            spare = _fork_spare(control)
+            spare_failed = spare is None
             continue
         if wake_r in ready:
             try:
@@ -872,6 +937,25 @@ def _zygote():
                 os.close(fd)
             control.sendall(b"E bad request\n")
             continue
+        spare_failed = False
+        if spare is not None:
+            pid, channel = spare
+            spare = None
+            try:
+                socket.send_fds(channel, [b"R"], fds)
+                handed = True
+            except OSError:
+                handed = False
+            channel.close()
+            if handed:
+                for fd in fds:
+                    os.close(fd)
+                control.sendall(b"P %d\n" % pid)
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)  # unreachable: it is reaped (and reported) like any child
+            except OSError:
+                pass
         try:
             pid = os.fork()
         except OSError as error:
@@ -911,9 +995,75 @@ def _forked_child(control, fds):
     _start()
 
 
-def _start():
+def _fork_spare(control):
+    """Fork the spare (see `_zygote`): its pid and the zygote's end of its channel, or None when it cannot
+    be forked."""
+    import socket
+
     try:
-        _main()
+        ours, theirs = socket.socketpair()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        ours.close()
+        _spare_child(control, theirs)
+    try:
+        os.setpgid(pid, pid)  # also in the child, as for any child
+    except OSError:
+        pass
+    theirs.close()
+    return pid, ours
+
+
+def _spare_child(control, channel):
+    """The spare: own process group, default SIGCHLD, no descriptor of the zygote's but its channel (fd 3,
+    the control socket, is closed at once, so the host sees EOF when the zygote dies); make the event loop;
+    then wait for the run's descriptors and go on as any forked child. EOF on the channel (the zygote
+    ended) ends it."""
+    import signal
+    import socket
+
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        control.detach()
+        keep = channel.fileno()
+        os.closerange(_FD, keep)
+        os.closerange(keep + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        os.dup2(0, _FD)  # hold fd 3 (for the run's channel) so the loop's descriptors land elsewhere
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    except BaseException:
+        os._exit(_EXIT_HOST_GONE)
+    try:
+        message, fds, _, _ = socket.recv_fds(channel, 1, 3)
+    except BaseException:
+        os._exit(_EXIT_HOST_GONE)
+    if not message or len(fds) != 3:
+        os._exit(_EXIT_HOST_GONE)
+    try:
+        channel.close()
+        run_channel, out, err = fds
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.dup2(run_channel, _FD)
+        for fd in fds:
+            os.close(fd)
+    except BaseException:
+        os._exit(_EXIT_HOST_GONE)
+    _start(loop)
+
+
+def _start(loop=None):
+    try:
+        _main(loop)
     except MemoryError:
         os._exit(_EXIT_HEAP)
     os._exit(0)

@@ -28,7 +28,7 @@
 //!   polled from `/proc/<pid>/stat` every 25 ms at most, with `RLIMIT_CPU` one second above it as a
 //!   backstop.
 //! - The wall ceiling counts from the request for a process, start-up included (upstream's starts at worker
-//!   creation); a fork from the fork server takes about a millisecond, while the first run of a runtime
+//!   creation); the fork server's spare is ready at once and a fork takes about a millisecond, while the first run of a runtime
 //!   (which starts the fork server) and a directly spawned interpreter take ~50 ms on an idle machine,
 //!   several times that on a loaded one.
 //! - `sys.exit()` escaping the program ends the process like a script's (`worker-exit`, `worker exited with

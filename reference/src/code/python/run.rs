@@ -265,36 +265,43 @@ impl Driver {
         let start = Instant::now();
         let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
         let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
-        let mut next_poll = start + CPU_POLL;
         let mut scanned = 0usize;
         let mut chunk = vec![0u8; 1 << 18];
+        // Made once and polled again on every turn (a select over fresh futures registered two timers and
+        // three cancellation waiters per binding call).
+        let aborted = request.signal.token().cancelled();
+        let disposal = disposed.cancelled();
+        let release = until_released(released);
+        let wall_ceiling = sleep_until(wall_deadline);
+        let cpu_poll = sleep_until(start + CPU_POLL);
+        tokio::pin!(aborted, disposal, release, wall_ceiling, cpu_poll);
         loop {
             // Biased: the signal, disposal and the budgets first, then replies, so a child flooding fd 3
             // can neither starve the budgets nor its own pending calls.
             tokio::select! {
                 biased;
-                () = request.signal.token().cancelled() => {
+                () = &mut aborted => {
                     return Finish::Failure(CodeRunErrorKind::Abort, request.signal.reason());
                 }
-                () = disposed.cancelled() => {
+                () = &mut disposal => {
                     return Finish::Failure(CodeRunErrorKind::Abort, "runtime disposed".to_owned());
                 }
-                () = until_released(released) => {
+                () = &mut release => {
                     return Finish::Failure(CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned());
                 }
-                () = sleep_until(wall_deadline) => {
+                () = &mut wall_ceiling => {
                     return Finish::Failure(
                         CodeRunErrorKind::Timeout,
                         format!("wall-clock ceiling reached ({}ms)", js_number_string(self.limits.max_wall_ms)),
                     );
                 }
-                () = sleep_until(next_poll), if self.booted => {
+                () = &mut cpu_poll, if self.booted => {
                     let busy = process::cpu_time_ms(self.pid).map_or(0.0, |ms| ms - self.cpu_baseline_ms);
                     if busy > self.limits.compute_ms {
                         return self.busy_exhausted();
                     }
                     let remaining = Duration::try_from_secs_f64((self.limits.compute_ms - busy).max(1.0) / 1000.0).unwrap_or(CPU_POLL);
-                    next_poll = Instant::now() + remaining.min(CPU_POLL);
+                    cpu_poll.as_mut().reset(Instant::now() + remaining.min(CPU_POLL));
                 }
                 Some(settled) = self.calls.next(), if !self.calls.is_empty() => {
                     self.on_call_settled(settled);

@@ -8,6 +8,15 @@
 //! (~40 ms of CPU). A pool of ready interpreters each used once still pays that CPU per run, so on two
 //! cores it cannot go below ~20 ms a run; a fork costs ~1 ms and keeps a fresh process per run.
 //!
+//! The spare: once no request is waiting, the zygote forks one child ahead, which makes its event loop and
+//! waits for a run's descriptors (it has run nothing); the next request is handed to it (`send_fds` on the
+//! spare's own socket pair) and answered with its pid, so the fork, the loop and their copy-on-write faults
+//! (~2 ms of a trivial run's ~5.5) are off the run's path. Without a spare (the first run, runs that
+//! arrive together, a spare that died) the child is forked on the spot as before. The spare closes the
+//! zygote's control socket at once, so the host still sees EOF when the zygote dies, and exits on EOF of its
+//! own socket; it is reaped and reported (`X`) like any child, which the reader ignores for a pid no `P`
+//! announced.
+//!
 //! Isolation is unchanged: each run is its own process, leader of its own process group (`setpgid` in the
 //! child and in the zygote, before the pid is reported, so the host's `kill(-pgid)` at settlement always
 //! reaches the group); the bootstrap applies `RLIMIT_CPU` / `RLIMIT_AS` from the `boot` frame as before

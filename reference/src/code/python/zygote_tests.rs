@@ -1,7 +1,7 @@
 //! Tests of per-call runs forked by the fork server (`zygote.rs`): nothing one run sets (a global, a
 //! builtin, a module attribute, an open descriptor) is there in the next; each run is its own process
 //! group under the zygote; concurrent runs get distinct processes; a killed zygote is replaced; no zygote
-//! outlives its runtime.
+//! outlives its runtime; the spare the zygote forks ahead serves the next run, clean.
 //!
 //! Spec: RUN-034 (fresh state per run).
 #![allow(clippy::unwrap_used)]
@@ -131,4 +131,40 @@ async fn a_runtime_with_other_limits_shares_the_fork_server_and_nothing_else() {
     drop(derived);
     assert!(!alive(zygote), "dropping the last runtime sharing it ends and reaps the zygote");
     assert!(runtime().with_limits(CodeRuntimeLimits { compute_ms: 0.0, ..CodeRuntimeLimits::default() }).is_err());
+}
+
+/// The zygote's living children (a spare, or runs in progress).
+fn children(zygote: u32) -> Vec<i64> {
+    let path = format!("/proc/{zygote}/task/{zygote}/children");
+    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+#[tokio::test]
+async fn the_next_run_is_the_spare_forked_ahead_and_starts_clean() {
+    let rt = runtime();
+    let first = value(&rt, "import os\nreturn os.getpid()").await;
+    let zygote = rt.inner.zygote.pid().unwrap();
+    // Once idle, the zygote forks one spare and keeps it waiting.
+    let mut spare = Vec::new();
+    for _ in 0..200 {
+        spare = children(zygote).into_iter().filter(|pid| Some(*pid) != first.as_i64() && alive(*pid as u32)).collect();
+        if !spare.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(spare.len(), 1, "one spare waits: {spare:?}");
+    let report = format!(
+        "{SELF_REPORT}import sys\nreturn [os.getpid(), os.getpgid(0), sorted(int(f) for f in os.listdir('/proc/self/fd')), \
+         '__dsh_main__' in globals(), [m for m in sys.modules if m.startswith('__main__')]]"
+    );
+    let seen = value(&rt, &report).await;
+    assert_eq!(seen[0].as_i64(), Some(spare[0]), "the run is the spare: {seen}");
+    assert_eq!(seen[0], seen[1], "the spare leads its own process group");
+    let fds: Vec<i64> = seen[2].as_array().unwrap().iter().filter_map(Value::as_i64).collect();
+    assert_eq!(fds[..4], [0, 1, 2, 3], "{seen}");
+    assert!(fds.len() <= 8, "nothing of the zygote's (its control socket, its wake-up pipe, the spare's channel): {seen}");
+    // The spare waited with nothing to show: the next spare is a process of its own.
+    let next = value(&rt, "import os\nreturn os.getpid()").await;
+    assert_ne!(next, seen[0]);
 }
