@@ -18,7 +18,7 @@ use crate::messages::MessageValidator;
 use crate::outcome::{ErrorKind, Outcome, SkipKind, TrialRecord};
 use crate::protocol::{self, Request, RequestBuilder};
 use crate::scenario::{Action, Expect, Scenario, Step};
-use crate::subject::{Subject, SubjectError, SubjectInfo};
+use crate::subject::{Reply, Subject, SubjectError, SubjectInfo};
 
 /// JSON-RPC error code with which `session/open` says the implementation threw while building the
 /// setup: the scenario FAILs with the subject's message (any other error is `ERROR(adapter)`).
@@ -161,8 +161,19 @@ impl Run<'_> {
 
     /// Sends one request; validates the events that came with it and its result.
     pub(crate) fn send(&mut self, ctx: &str, request: Request) -> Result<Value, Stop> {
-        let method = request.method;
-        let reply = match self.subject.request(method, request.params, self.opts.step_timeout) {
+        let reply = self.subject.request(request.method, request.params, self.opts.step_timeout);
+        self.settle(ctx, request.method, reply)
+    }
+
+    /// [`send`](Self::send), handing the request's params back (see [`Subject::request_keeping`]).
+    pub(crate) fn send_keeping(&mut self, ctx: &str, request: Request) -> (Result<Value, Stop>, Value) {
+        let (reply, params) = self.subject.request_keeping(request.method, request.params, self.opts.step_timeout);
+        (self.settle(ctx, request.method, reply), params)
+    }
+
+    /// Validates a reply's events and result.
+    fn settle(&mut self, ctx: &str, method: &str, reply: Result<Reply, SubjectError>) -> Result<Value, Stop> {
+        let reply = match reply {
             Ok(r) => r,
             Err(SubjectError::Timeout { .. }) => {
                 let stderr_tail = self.subject.stderr_tail();

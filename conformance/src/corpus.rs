@@ -518,11 +518,14 @@ pub fn run_group(subject: &mut dyn Subject, group: Group, opts: &CheckOptions) -
             }
             Opened::Raw => {
                 let mut params = json!({ "session": session });
-                params["schema"] = if tests.is_empty() { take(&mut schema) } else { deep_clone(&schema.0) };
+                params["schema"] = take(&mut schema);
                 if object_root {
                     params["objectRoot"] = Value::Bool(true);
                 }
-                let result = Deep(run.send("schema/check", Request { method: "schema/check", params })?);
+                // The schema comes back for the tests below: never copied for each request.
+                let (result, params) = run.send_keeping("schema/check", Request { method: "schema/check", params });
+                schema = kept(params, "schema");
+                let result = Deep(result?);
                 judge_outcome("schema/check", unsupported.as_ref(), &result.0)?;
             }
             Opened::Dsl { kind, mut spec, compiled } => {
@@ -536,17 +539,18 @@ pub fn run_group(subject: &mut dyn Subject, group: Group, opts: &CheckOptions) -
                 compare("schema/compile", "schema", &schema.0, result.0.get("schema").unwrap_or(&Value::Null), MatchMode::Ordered)?;
             }
         }
-        let last = tests.len().saturating_sub(1);
         for (t, mut test) in tests.into_iter().enumerate() {
             let ctx = format!("test {} ({})", t + 1, test.description);
             // Deep values are moved in after `json!`, whose `Value` operands would be copied recursively.
             let mut params = json!({ "session": session });
-            params["schema"] = if t == last { take(&mut schema) } else { deep_clone(&schema.0) };
+            params["schema"] = take(&mut schema);
             params["value"] = take(&mut test.data);
             if let (Some(root), Value::Object(p)) = (test.root.as_deref().or(root), &mut params) {
                 p.insert("root".into(), Value::String(root.into()));
             }
-            let result = Deep(run.send(&ctx, Request { method: "schema/validate", params })?);
+            let (result, params) = run.send_keeping(&ctx, Request { method: "schema/validate", params });
+            schema = kept(params, "schema");
+            let result = Deep(result?);
             judge_outcome(&ctx, None, &result.0)?;
             let expected = Value::Array(test.violations.iter().cloned().map(Value::String).collect());
             compare(&ctx, "violations", &expected, result.0.get("violations").unwrap_or(&Value::Null), MatchMode::Exact)?;
@@ -564,50 +568,17 @@ enum Opened {
     Dsl { kind: String, spec: Deep, compiled: bool },
 }
 
+/// The member `name` of params a subject handed back (the rest is taken apart).
+fn kept(params: Value, name: &str) -> Deep {
+    let mut params = Deep(params);
+    Deep(params.0.get_mut(name).map(Value::take).unwrap_or_default())
+}
+
 /// The value out of a [`Deep`], which is left null (taken, never copied).
 fn take(deep: &mut Deep) -> Value {
     std::mem::take(&mut deep.0)
 }
 
-/// Clones a value of any depth without recursion (`Value::clone` recurses).
-pub(crate) fn deep_clone(value: &Value) -> Value {
-    enum Slot<'a> {
-        Leaf(&'a Value),
-        Array(usize),
-        Object(Vec<&'a str>),
-    }
-    // Post-order: children are built first, then gathered by their parent from `built`.
-    let mut todo: Vec<(bool, &Value)> = vec![(false, value)];
-    let mut plan: Vec<Slot<'_>> = Vec::new();
-    while let Some((done, v)) = todo.pop() {
-        match (done, v) {
-            (false, Value::Array(items)) => {
-                todo.push((true, v));
-                todo.extend(items.iter().rev().map(|i| (false, i)));
-            }
-            (false, Value::Object(map)) => {
-                todo.push((true, v));
-                todo.extend(map.values().rev().map(|i| (false, i)));
-            }
-            (true, Value::Array(items)) => plan.push(Slot::Array(items.len())),
-            (true, Value::Object(map)) => plan.push(Slot::Object(map.keys().map(String::as_str).collect())),
-            (_, leaf) => plan.push(Slot::Leaf(leaf)),
-        }
-    }
-    let mut built: Vec<Value> = Vec::new();
-    for slot in plan {
-        let v = match slot {
-            Slot::Leaf(leaf) => leaf.clone(),
-            Slot::Array(n) => Value::Array(built.split_off(built.len() - n)),
-            Slot::Object(keys) => {
-                let values = built.split_off(built.len() - keys.len());
-                Value::Object(keys.into_iter().map(str::to_owned).zip(values).collect())
-            }
-        };
-        built.push(v);
-    }
-    built.pop().unwrap_or(Value::Null)
-}
 
 /// The outcome must be ok (no `unsupported`) or a throw with exactly that message (and that code and
 /// violation list where the group pins them).

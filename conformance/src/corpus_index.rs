@@ -96,6 +96,26 @@ listed_names!(ListedGroup);
 listed_names!(ListedCase);
 
 impl ListedGroup {
+    /// The item of a large file this listing defers, if it is one.
+    pub fn deferred(&self) -> Option<&Deferred> {
+        match self {
+            Self::Loaded(_) => None,
+            Self::Deferred(d) => Some(d),
+        }
+    }
+}
+
+impl ListedCase {
+    /// The item of a large file this listing defers, if it is one.
+    pub fn deferred(&self) -> Option<&Deferred> {
+        match self {
+            Self::Loaded(_) => None,
+            Self::Deferred(d) => Some(d),
+        }
+    }
+}
+
+impl ListedGroup {
     /// The group, parsed and checked; the error names the file, the item and what is wrong.
     pub fn load(self) -> Result<Group, String> {
         let d = match self {
@@ -134,6 +154,12 @@ impl ListedCase {
 }
 
 impl Deferred {
+    /// How many bytes of JSON the item is (its validation group, or its SDK case's tools): what running it
+    /// builds, sends and takes apart.
+    pub fn bytes(&self) -> u64 {
+        self.span.len() as u64
+    }
+
     /// The file's text again (it is read, not kept, between listing and running).
     fn text(&self) -> Result<String, String> {
         crate::files::read_text(&self.path).map_err(|e| format!("{}: {}", self.file, e.message))

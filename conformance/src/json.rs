@@ -43,6 +43,46 @@ pub fn dismantle(value: Value) {
     }
 }
 
+/// Clones a value of any depth without recursion (`Value::clone` recurses).
+pub fn deep_clone(value: &Value) -> Value {
+    enum Slot<'a> {
+        Leaf(&'a Value),
+        Array(usize),
+        Object(Vec<&'a str>),
+    }
+    // Post-order: children are built first, then gathered by their parent from `built`.
+    let mut todo: Vec<(bool, &Value)> = vec![(false, value)];
+    let mut plan: Vec<Slot<'_>> = Vec::new();
+    while let Some((done, v)) = todo.pop() {
+        match (done, v) {
+            (false, Value::Array(items)) => {
+                todo.push((true, v));
+                todo.extend(items.iter().rev().map(|i| (false, i)));
+            }
+            (false, Value::Object(map)) => {
+                todo.push((true, v));
+                todo.extend(map.values().rev().map(|i| (false, i)));
+            }
+            (true, Value::Array(items)) => plan.push(Slot::Array(items.len())),
+            (true, Value::Object(map)) => plan.push(Slot::Object(map.keys().map(String::as_str).collect())),
+            (_, leaf) => plan.push(Slot::Leaf(leaf)),
+        }
+    }
+    let mut built: Vec<Value> = Vec::new();
+    for slot in plan {
+        let v = match slot {
+            Slot::Leaf(leaf) => leaf.clone(),
+            Slot::Array(n) => Value::Array(built.split_off(built.len() - n)),
+            Slot::Object(keys) => {
+                let values = built.split_off(built.len() - keys.len());
+                Value::Object(keys.into_iter().map(str::to_owned).zip(values).collect())
+            }
+        };
+        built.push(v);
+    }
+    built.pop().unwrap_or(Value::Null)
+}
+
 /// A value that is dismantled, not recursively dropped, when it goes out of scope.
 #[derive(Default)]
 pub struct Deep(pub Value);

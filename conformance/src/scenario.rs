@@ -86,6 +86,10 @@ pub struct Scenario {
     pub requires: Option<Vec<String>>,
     /// What it checks, in one sentence.
     pub description: String,
+    /// A scheduling hint (`heavy: true`): the trial moves large values, so the runner starts it early. It
+    /// never changes what is checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub heavy: bool,
     /// What the session builds when it opens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,

@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
 use crate::checker::{CheckOptions, Stop, run_session};
-use crate::corpus::{Problem, deep_clone, judge_outcome, json_files, no_more, take_rules, take_string};
+use crate::corpus::{Problem, judge_outcome, json_files, no_more, take_rules, take_string};
 use crate::diff;
 use crate::features::SDK;
-use crate::json::{self, Deep, dismantle};
+use crate::json::{self, Deep, deep_clone, dismantle};
 use crate::loader::LoadError;
 use crate::outcome::TrialRecord;
 use crate::protocol::Request;

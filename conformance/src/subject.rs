@@ -92,6 +92,14 @@ pub trait Subject: Send {
     fn initialize(&mut self) -> Result<SubjectInfo, SubjectError>;
     /// Sends one request and waits at most `timeout` for its response.
     fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Reply, SubjectError>;
+    /// Sends one request as [`request`](Self::request) does and hands `params` back, for a caller that
+    /// sends the same (possibly 100,000-level) value again: a subject that only reads them returns them
+    /// instead of the caller copying them first. The default copies them before sending. After a failure
+    /// what comes back may be `null` (the caller stops there anyway).
+    fn request_keeping(&mut self, method: &str, params: Value, timeout: Duration) -> (Result<Reply, SubjectError>, Value) {
+        let kept = crate::json::deep_clone(&params);
+        (self.request(method, params, timeout), kept)
+    }
     /// Kills and restarts the subject after a crash or timeout (a no-op for in-process subjects that
     /// cannot crash); the next call is `initialize`.
     fn restart(&mut self) -> Result<(), SubjectError>;

@@ -345,6 +345,11 @@ impl Subject for AdapterSubject {
         self.call(method, &params, timeout)
     }
 
+    fn request_keeping(&mut self, method: &str, params: Value, timeout: Duration) -> (Result<Reply, SubjectError>, Value) {
+        // The request line is written from the params, which stay ours.
+        (self.call(method, &params, timeout), params)
+    }
+
     fn restart(&mut self) -> Result<(), SubjectError> {
         self.kill();
         self.transcript.push(format!("(adapter restarted: {})", self.command));

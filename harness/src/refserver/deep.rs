@@ -87,6 +87,16 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
                     }
                 }
             }
+            Frame::Value(Value::String(text)) if text.len() > limit.saturating_sub(counter.written) => {
+                // Past the limit: escape only a prefix that fills what is left (escaping is per character, so
+                // its escaped form begins the whole string's), not a 64 MiB string for a capped line.
+                let mut cut = limit.saturating_sub(counter.written);
+                while !text.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                serde_json::to_writer(&mut counter, &text[..cut])?;
+                return Ok(false);
+            }
             Frame::Value(number @ Value::Number(_)) if js_numbers => {
                 counter.write_all(dsh_tools::code::render::render_json_value(number).as_bytes())?;
             }
@@ -94,6 +104,57 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
         }
     }
     Ok(counter.written <= limit)
+}
+
+/// The length in bytes of a value's compact JSON (`write_compact`'s output, unlimited), counted without
+/// writing it: strings are scanned for the bytes serde_json escapes.
+pub fn compact_len(value: &Value) -> usize {
+    fn string_len(text: &str) -> usize {
+        let extra = |b: &u8| match b {
+            b'"' | b'\\' | b'\x08' | b'\t' | b'\n' | b'\x0c' | b'\r' => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        };
+        // Eight bytes at a time: a word holding no byte below 0x20, no `"` and no `\` (most of a long
+        // string) adds nothing; only words that do are counted byte by byte.
+        const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+        const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+        let words = text.as_bytes().chunks_exact(8);
+        let tail: usize = words.remainder().iter().map(extra).sum();
+        let escapes: usize = words
+            .map(|word| {
+                let x = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+                let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+                if control || has_zero(x ^ (ONES * u64::from(b'"'))) || has_zero(x ^ (ONES * u64::from(b'\\'))) {
+                    word.iter().map(extra).sum()
+                } else {
+                    0
+                }
+            })
+            .sum();
+        text.len() + 2 + escapes + tail
+    }
+    let mut total = 0;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        total += match value {
+            Value::Null => 4,
+            Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => n.to_string().len(),
+            Value::String(text) => string_len(text),
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                2 + map.len().saturating_sub(1) + map.keys().map(|k| string_len(k) + 1).sum::<usize>()
+            }
+        };
+    }
+    total
 }
 
 /// Renders a value as one compact JSON line (no limit).
@@ -181,4 +242,47 @@ impl<W: Write> Write for Counting<'_, W> {
 /// copies and drops them recursively: never use it for values that may be deep.)
 pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
     Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_len_is_the_written_length() {
+        let values = [
+            json!(null),
+            json!([true, false, 1, -2.5, 1e21, "", "a\"b\\c\u{1}\n\t\u{7f}é😀"]),
+            json!({"k\u{1f}": {"": [], "x": {}}, "n": [null, [[]]]}),
+            json!("x".repeat(1000)),
+        ];
+        for value in values {
+            assert_eq!(compact_len(&value), serde_json::to_string(&value).unwrap_or_default().len(), "{value}");
+        }
+        // Every ASCII character at every position of a string two words and a tail long.
+        for c in (0u8..=0x7f).map(char::from) {
+            for at in 0..19 {
+                let mut text: Vec<char> = "abcdefghijklmnopqrs".chars().collect();
+                text[at] = c;
+                let value = Value::String(text.into_iter().collect());
+                assert_eq!(compact_len(&value), serde_json::to_string(&value).unwrap_or_default().len(), "{value}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_capped_line_is_the_start_of_the_whole_one() {
+        let value = json!({"logs": ["é\"x".repeat(5000)], "result": 3});
+        let whole = to_line(&value);
+        for limit in [0, 1, 9, 10, 11, 12, 13, 100, 4097] {
+            let mut out = Vec::new();
+            let complete = write_compact(&mut out, &value, limit).unwrap_or(true);
+            assert!(!complete, "limit {limit}");
+            assert_eq!(out, whole.as_bytes()[..limit], "limit {limit}");
+        }
+        let mut out = Vec::new();
+        assert!(write_compact(&mut out, &value, whole.len()).unwrap_or(false));
+        assert_eq!(out, whole.as_bytes());
+    }
 }

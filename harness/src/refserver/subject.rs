@@ -98,32 +98,17 @@ impl Subject for ReferenceSubject {
     }
 
     fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Reply, SubjectError> {
-        let Some(runtime) = &self.runtime else {
-            return Err(SubjectError::Crash { status: "shut down".into(), stderr_tail: String::new() });
-        };
-        self.next_id += 1;
-        let request = Arc::new(deep::object([
-            ("jsonrpc", "2.0".into()),
-            ("id", self.next_id.into()),
-            ("method", method.into()),
-            ("params", params),
-        ]));
-        self.transcript.sent(request.clone());
-        let (server, queue) = (self.server.clone(), self.queue.clone());
-        let mut task = runtime.spawn(async move {
-            server.handle_with(&request, |response| lock(&queue).push_back(Out::Response(response))).await;
-        });
-        match runtime.block_on(async { tokio::time::timeout(timeout, &mut task).await }) {
-            Err(_) => {
-                task.abort();
-                return Err(SubjectError::Timeout { method: method.to_owned(), waited: timeout });
-            }
-            Ok(Err(failure)) => {
-                return Err(SubjectError::Crash { status: "panicked".into(), stderr_tail: failure.to_string() });
-            }
-            Ok(Ok(())) => {}
+        let (reply, request) = self.serve(method, params, timeout, false);
+        if let Some(request) = request {
+            deep::dismantle(request);
         }
-        self.collect_reply(method)
+        reply
+    }
+
+    fn request_keeping(&mut self, method: &str, params: Value, timeout: Duration) -> (Result<Reply, SubjectError>, Value) {
+        let (reply, request) = self.serve(method, params, timeout, true);
+        let params = request.and_then(|mut r| r.get_mut("params").map(Value::take)).unwrap_or_default();
+        (reply, params)
     }
 
     fn restart(&mut self) -> Result<(), SubjectError> {
@@ -147,6 +132,41 @@ impl Subject for ReferenceSubject {
 }
 
 impl ReferenceSubject {
+    /// Serves one request. `keep`: the request comes back (the server only reads it), so the transcript
+    /// shows it as a line rendered now instead of holding it; otherwise the transcript holds it and nothing
+    /// comes back. Nothing comes back either when the server still holds it (a timed-out request).
+    fn serve(&mut self, method: &str, params: Value, timeout: Duration, keep: bool) -> (Result<Reply, SubjectError>, Option<Value>) {
+        let Some(runtime) = &self.runtime else {
+            let request = deep::object([("params", params)]);
+            return (Err(SubjectError::Crash { status: "shut down".into(), stderr_tail: String::new() }), Some(request));
+        };
+        self.next_id += 1;
+        let request = Arc::new(deep::object([
+            ("jsonrpc", "2.0".into()),
+            ("id", self.next_id.into()),
+            ("method", method.into()),
+            ("params", params),
+        ]));
+        if keep {
+            self.transcript.sent_rendered(&request);
+        } else {
+            self.transcript.sent(Arc::clone(&request));
+        }
+        let (server, queue, served) = (self.server.clone(), self.queue.clone(), Arc::clone(&request));
+        let mut task = runtime.spawn(async move {
+            server.handle_with(&served, |response| lock(&queue).push_back(Out::Response(response))).await;
+        });
+        let reply = match runtime.block_on(async { tokio::time::timeout(timeout, &mut task).await }) {
+            Err(_) => {
+                task.abort();
+                Err(SubjectError::Timeout { method: method.to_owned(), waited: timeout })
+            }
+            Ok(Err(failure)) => Err(SubjectError::Crash { status: "panicked".into(), stderr_tail: failure.to_string() }),
+            Ok(Ok(())) => self.collect_reply(method),
+        };
+        (reply, Arc::try_unwrap(request).ok())
+    }
+
     /// Takes the notifications up to and including the response from the queue.
     fn collect_reply(&mut self, method: &str) -> Result<Reply, SubjectError> {
         let mut events = Vec::new();
@@ -156,11 +176,14 @@ impl ReferenceSubject {
                 None => {
                     return Err(SubjectError::Protocol { message: format!("no response to {method}") });
                 }
-                Some(Out::Notification(notification)) => {
-                    if let Some(params) = notification.get("params") {
-                        events.push(deep::clone(params));
+                Some(Out::Notification(mut notification)) => {
+                    // As for the response below: rendered now, so the event's params move to the caller
+                    // instead of being copied (an event may carry a 64 MiB result).
+                    self.transcript.received_rendered(&notification);
+                    if let Some(params) = notification.get_mut("params") {
+                        events.push(params.take());
                     }
-                    self.transcript.received(notification);
+                    deep::dismantle(notification);
                 }
                 Some(Out::Response(mut response)) => {
                     if response.get("result").is_none() {

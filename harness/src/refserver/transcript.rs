@@ -39,6 +39,11 @@ impl Transcript {
         self.push(Entry::Received(message));
     }
 
+    /// Records a request, rendered now: for a request whose params go back to the caller.
+    pub fn sent_rendered(&mut self, message: &Value) {
+        self.push(Entry::Line(format!("→ {}", render(message))));
+    }
+
     /// Records a message the subject sent back, rendered now: for a response whose result is handed on
     /// by value, where keeping it for later would mean copying it whole (only [`MAX_LINE`] bytes of it
     /// are ever shown).
@@ -113,27 +118,11 @@ fn render(value: &Value) -> String {
     let mut out = Vec::new();
     let complete = deep::write_compact(&mut out, value, MAX_LINE).unwrap_or(false);
     if !complete || out.len() > MAX_LINE {
-        let total = count_len(value);
+        let total = deep::compact_len(value);
         out.truncate(MAX_LINE);
         let mut text = String::from_utf8_lossy(&out).into_owned();
         text.push_str(&format!(" … (truncated, {total} bytes)"));
         return text;
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn count_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = deep::write_compact(&mut c, value, usize::MAX);
-    c.0
 }

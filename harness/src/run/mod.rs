@@ -26,6 +26,7 @@ pub mod junit;
 pub mod matrix;
 pub mod pool;
 pub mod report;
+pub mod schedule;
 pub mod suite;
 pub mod trial;
 pub mod verdict;
@@ -131,9 +132,14 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         // Nothing can be recorded: say so before anything runs (the error was printed by the report).
         return ExitCode::from(2);
     }
-    if subject.starts_with("adapter") && !opts.threads_given {
-        // One adapter process serves one session at a time; more threads would only start more processes.
-        opts.libtest.test_threads = Some(1);
+    if !opts.threads_given {
+        opts.libtest.test_threads = Some(if subject.starts_with("adapter") {
+            // One adapter process serves one session at a time; more threads would only start more processes.
+            1
+        } else {
+            // In-process trials that wait hold a thread, not a core (see `schedule`).
+            schedule::in_process_threads()
+        });
     }
     let implementation = format!("{} {}", info.name, info.version);
     let index = suite
@@ -155,6 +161,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     });
 
     let mut trials = Vec::new();
+    // Parallel to `trials`: what each is expected to cost, for the start order (`schedule`).
+    let mut costs: Vec<schedule::Cost> = Vec::new();
     let mut prerecorded: Vec<(String, String, Vec<String>, Verdict)> = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
     let mut unique = |name: String| {
@@ -180,12 +188,14 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     for (name, file, verdict) in &load_errors {
         let (c, name, file, verdict) = (Arc::clone(&ctx), name.clone(), file.clone(), verdict.clone());
         trials.push(Trial::test(name.clone(), move || trial::settle(&c, &name, &file, &[], &verdict).map(|_| ())));
+        costs.push(schedule::Cost::Quick);
     }
     for planned in suite.scenarios {
         let skip = skip_of(&ctx.expectations, &planned.id, || suite::not_applicable(&planned.scenario, &info));
         let c = Arc::clone(&ctx);
         let (id, file, rules) = (planned.id.clone(), planned.file.clone(), planned.rules.clone());
         let line = planned.line;
+        costs.push(if skip.is_some() { schedule::Cost::Quick } else { schedule::scenario_cost(&planned.scenario) });
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
@@ -203,6 +213,10 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let group_skip = dsh_conformance::corpus::applicability(&info);
     for group in suite.groups {
         let skip = skip_of(&ctx.expectations, group.id(), || group_skip.clone());
+        costs.push(match (&skip, group.deferred()) {
+            (None, Some(deferred)) => schedule::Cost::Busy(deferred.bytes()),
+            _ => schedule::Cost::Quick,
+        });
         let c = Arc::clone(&ctx);
         let name = unique(group.id().to_owned());
         let trial = match skip {
@@ -223,6 +237,10 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let sdk_skip = dsh_conformance::sdk_corpus::applicability(&info);
     for case in suite.sdk {
         let skip = skip_of(&ctx.expectations, case.id(), || sdk_skip.clone());
+        costs.push(match (&skip, case.deferred()) {
+            (None, Some(deferred)) => schedule::Cost::Busy(deferred.bytes()),
+            _ => schedule::Cost::Quick,
+        });
         let c = Arc::clone(&ctx);
         let name = unique(case.id().to_owned());
         let trial = match skip {
@@ -275,6 +293,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             }
         }
     }
+    let trials = if listing { trials } else { schedule::reorder(trials, &costs) };
     let conclusion = libtest_mimic::run(args, trials);
     if listing {
         return conclusion.exit_code();

@@ -9,17 +9,13 @@
 //!
 //! Spec: REG-007, REG-010, SCHEMA-005, SCHEMA-019..SCHEMA-026, SCHEMA-031, SCHEMA-033, SCHEMA-034.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::path::{PathId, Paths, ROOT, Seg};
 use crate::error::JsonSchemaError;
 use crate::value::{is_json_integer, is_json_number, is_lossless, js_scalar_eq};
 
-const CONSTRAINT_KEYWORDS: [&str; 8] =
-    ["type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"];
-const ANNOTATION_KEYWORDS: [&str; 4] = ["description", "title", "default", "examples"];
 pub(crate) const SCHEMA_TYPES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
-const ONE_OF_SIBLING_KEYWORDS: [&str; 6] = ["properties", "required", "additionalProperties", "items", "enum", "const"];
 const SCALAR_TYPES: [&str; 5] = ["string", "number", "integer", "boolean", "null"];
 
 /// Whether a JSON value is valid for one scalar schema type.
@@ -36,8 +32,72 @@ pub(crate) fn scalar_matches(ty: &str, value: &Value) -> bool {
 
 enum Task<'a> {
     Enter(&'a Value, PathId),
-    OneOfTail(&'a Map<String, Value>, PathId),
-    ObjectTail(&'a Map<String, Value>, PathId),
+    OneOfTail(Keys<'a>, PathId),
+    ObjectTail(Keys<'a>, PathId),
+}
+
+/// A schema node's keywords, read in one pass over its members (no lookup by name: a 100,000-level schema
+/// is checked on every `schema/validate`, and hashing each keyword per node was most of the walk).
+#[derive(Clone, Copy, Default)]
+struct Keys<'a> {
+    ty: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    required: Option<&'a Value>,
+    additional: Option<&'a Value>,
+    items: Option<&'a Value>,
+    allowed: Option<&'a Value>,
+    constant: Option<&'a Value>,
+    description: Option<&'a Value>,
+    title: Option<&'a Value>,
+}
+
+/// What a member name is to the subset.
+enum Kind {
+    Constraint,
+    Annotation,
+    Unsupported,
+}
+
+impl<'a> Keys<'a> {
+    /// Records `key`'s value if it is a keyword of the subset, and says what it is.
+    fn note(&mut self, key: &str, value: &'a Value) -> Kind {
+        let slot = match key.as_bytes() {
+            b"type" => &mut self.ty,
+            b"oneOf" => &mut self.one_of,
+            b"properties" => &mut self.properties,
+            b"required" => &mut self.required,
+            b"additionalProperties" => &mut self.additional,
+            b"items" => &mut self.items,
+            b"enum" => &mut self.allowed,
+            b"const" => &mut self.constant,
+            b"description" => {
+                self.description = Some(value);
+                return Kind::Annotation;
+            }
+            b"title" => {
+                self.title = Some(value);
+                return Kind::Annotation;
+            }
+            b"default" | b"examples" => return Kind::Annotation,
+            _ => return Kind::Unsupported,
+        };
+        *slot = Some(value);
+        Kind::Constraint
+    }
+
+    /// The keywords allowed only beside `type` (and, under `oneOf`, not at all), in the order upstream
+    /// reports them: `(name, present)`.
+    fn siblings(&self) -> [(&'static str, bool); 6] {
+        [
+            ("properties", self.properties.is_some()),
+            ("required", self.required.is_some()),
+            ("additionalProperties", self.additional.is_some()),
+            ("items", self.items.is_some()),
+            ("enum", self.allowed.is_some()),
+            ("const", self.constant.is_some()),
+        ]
+    }
 }
 
 /// Collect every subset violation of `schema` (rooted at the path `schema`).
@@ -47,16 +107,16 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
     let mut tasks = vec![Task::Enter(schema, ROOT)];
     while let Some(task) = tasks.pop() {
         let (node, path) = match task {
-            Task::OneOfTail(node, path) => {
-                for key in ONE_OF_SIBLING_KEYWORDS {
-                    if node.contains_key(key) {
+            Task::OneOfTail(keys, path) => {
+                for (key, present) in keys.siblings() {
+                    if present {
                         violations.push(format!("{}.{key} is not supported beside oneOf", paths.render(path)));
                     }
                 }
                 continue;
             }
-            Task::ObjectTail(node, path) => {
-                object_tail(node, &paths, path, &mut violations);
+            Task::ObjectTail(keys, path) => {
+                object_tail(&keys, &paths, path, &mut violations);
                 continue;
             }
             Task::Enter(node, path) => (node, path),
@@ -65,44 +125,43 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
             violations.push(format!("{} must be a schema object", paths.render(path)));
             continue;
         };
-        for key in node.keys() {
-            if CONSTRAINT_KEYWORDS.contains(&key.as_str()) {
-                continue;
-            }
-            if ANNOTATION_KEYWORDS.contains(&key.as_str()) {
-                // Annotations are JSON by construction here; only a negative zero is not lossless (SCHEMA-025).
-                if !node.get(key).is_some_and(is_lossless) {
-                    violations.push(format!("{}.{key} annotation must be lossless JSON data", paths.render(path)));
+        let mut keys = Keys::default();
+        for (key, value) in node {
+            match keys.note(key, value) {
+                Kind::Constraint => {}
+                Kind::Annotation => {
+                    // Annotations are JSON by construction here; only a negative zero is not lossless (SCHEMA-025).
+                    if !is_lossless(value) {
+                        violations.push(format!("{}.{key} annotation must be lossless JSON data", paths.render(path)));
+                    }
                 }
-                continue;
+                Kind::Unsupported => violations.push(format!(
+                    "{}.{key} is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)",
+                    paths.render(path)
+                )),
             }
-            violations.push(format!(
-                "{}.{key} is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)",
-                paths.render(path)
-            ));
         }
-        if node.get("description").is_some_and(|d| !d.is_string()) {
+        if keys.description.is_some_and(|d| !d.is_string()) {
             violations.push(format!("{}.description must be a string", paths.render(path)));
         }
-        if node.get("title").is_some_and(|d| !d.is_string()) {
+        if keys.title.is_some_and(|d| !d.is_string()) {
             violations.push(format!("{}.title must be a string", paths.render(path)));
         }
-        let has_type = node.contains_key("type");
-        let one_of = node.get("oneOf");
-        if has_type && one_of.is_some() {
+        let has_type = keys.ty.is_some();
+        if has_type && keys.one_of.is_some() {
             violations.push(format!("{} cannot declare both type and oneOf", paths.render(path)));
             continue;
         }
-        if !has_type && one_of.is_none() {
-            for key in ONE_OF_SIBLING_KEYWORDS {
-                if node.contains_key(key) {
+        if !has_type && keys.one_of.is_none() {
+            for (key, present) in keys.siblings() {
+                if present {
                     violations.push(format!("{}.{key} requires type or oneOf", paths.render(path)));
                 }
             }
             continue;
         }
-        if let Some(one_of) = one_of {
-            tasks.push(Task::OneOfTail(node, path));
+        if let Some(one_of) = keys.one_of {
+            tasks.push(Task::OneOfTail(keys, path));
             match one_of {
                 Value::Array(branches) if branches.len() >= 2 => {
                     for (index, branch) in branches.iter().enumerate().rev() {
@@ -114,7 +173,7 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
             }
             continue;
         }
-        let ty = match node.get("type") {
+        let ty = match keys.ty {
             Some(Value::String(t)) if SCHEMA_TYPES.contains(&t.as_str()) => t.as_str(),
             Some(Value::Array(_)) => {
                 violations.push(format!(
@@ -128,27 +187,19 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
                 continue;
             }
         };
-        let allowed_for: [(&str, &[&str]); 6] = [
-            ("properties", &["object"]),
-            ("required", &["object"]),
-            ("additionalProperties", &["object"]),
-            ("items", &["array"]),
-            ("enum", &SCALAR_TYPES),
-            ("const", &SCALAR_TYPES),
-        ];
-        for (key, types) in allowed_for {
-            if node.contains_key(key) && !types.contains(&ty) {
+        let allowed_for: [&[&str]; 6] = [&["object"], &["object"], &["object"], &["array"], &SCALAR_TYPES, &SCALAR_TYPES];
+        for ((key, present), types) in keys.siblings().into_iter().zip(allowed_for) {
+            if present && !types.contains(&ty) {
                 violations.push(format!("{}.{key} is not supported on type \"{ty}\"", paths.render(path)));
             }
         }
         match ty {
             "object" => {
-                tasks.push(Task::ObjectTail(node, path));
-                if let Some(properties) = node.get("properties") {
+                tasks.push(Task::ObjectTail(keys, path));
+                if let Some(properties) = keys.properties {
                     match properties {
                         Value::Object(props) => {
-                            let entries: Vec<_> = props.iter().collect();
-                            for (key, child) in entries.into_iter().rev() {
+                            for (key, child) in props.iter().rev() {
                                 let child_path = paths.push(path, Seg::Property(key));
                                 tasks.push(Task::Enter(child, child_path));
                             }
@@ -158,23 +209,23 @@ pub(crate) fn schema_violations(schema: &Value) -> Vec<String> {
                 }
             }
             "array" => {
-                if let Some(items) = node.get("items") {
+                if let Some(items) = keys.items {
                     let child = paths.push(path, Seg::Dot("items"));
                     tasks.push(Task::Enter(items, child));
                 }
             }
-            _ => scalar_node(node, ty, &paths, path, &mut violations),
+            _ => scalar_node(&keys, ty, &paths, path, &mut violations),
         }
     }
     violations
 }
 
 /// Object-only fields, checked after the property schemas were visited.
-fn object_tail(node: &Map<String, Value>, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
-    if let Some(required) = node.get("required") {
+fn object_tail(keys: &Keys<'_>, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
+    if let Some(required) = keys.required {
         match required {
             Value::Array(names) if names.iter().all(Value::is_string) => {
-                let declared = match node.get("properties") {
+                let declared = match keys.properties {
                     Some(Value::Object(props)) => Some(props),
                     _ => None,
                 };
@@ -190,14 +241,14 @@ fn object_tail(node: &Map<String, Value>, paths: &Paths<'_>, path: PathId, viola
             _ => violations.push(format!("{}.required must be an array of strings", paths.render(path))),
         }
     }
-    if node.get("additionalProperties").is_some_and(|a| !a.is_boolean()) {
+    if keys.additional.is_some_and(|a| !a.is_boolean()) {
         violations.push(format!("{}.additionalProperties must be a boolean", paths.render(path)));
     }
 }
 
 /// `enum` / `const` on a scalar node.
-fn scalar_node(node: &Map<String, Value>, ty: &str, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
-    let allowed = node.get("enum");
+fn scalar_node(keys: &Keys<'_>, ty: &str, paths: &Paths<'_>, path: PathId, violations: &mut Vec<String>) {
+    let allowed = keys.allowed;
     let enum_valid = match allowed {
         Some(Value::Array(entries)) => !entries.is_empty() && entries.iter().all(|e| scalar_matches(ty, e)),
         _ => false,
@@ -205,7 +256,7 @@ fn scalar_node(node: &Map<String, Value>, ty: &str, paths: &Paths<'_>, path: Pat
     if allowed.is_some() && !enum_valid {
         violations.push(format!("{}.enum must be a non-empty array of {ty} values", paths.render(path)));
     }
-    if let Some(declared) = node.get("const") {
+    if let Some(declared) = keys.constant {
         if !scalar_matches(ty, declared) {
             violations.push(format!("{}.const must be a {ty} value", paths.render(path)));
         } else if enum_valid {

@@ -71,25 +71,35 @@ _write_lock = threading.Lock()
 _get_running_loop = asyncio.get_running_loop
 
 
-def _write(data):
-    """One whole frame: a lock keeps frames from threads (a `print` in a thread) from interleaving."""
+def _write(chunks):
+    """One whole frame, given as byte chunks (a 64 MiB log is not copied into one buffer first): a lock keeps
+    frames from threads (a `print` in a thread) from interleaving."""
     with _write_lock:
         try:
-            written = os.write(_FD, data)
-            if written < len(data):
-                view = memoryview(data)[written:]
-                while view:
-                    view = view[os.write(_FD, view):]
+            written = os.writev(_FD, chunks)
+            if written < sum(map(len, chunks)):
+                rest = memoryview(b"".join(chunks))[written:]
+                while rest:
+                    rest = rest[os.write(_FD, rest):]
         except OSError:
             os._exit(_EXIT_HOST_GONE)
 
 
+def _send(*parts):
+    """One frame made of `parts` (strings), newline-terminated. A lone surrogate, which no frame should hold,
+    becomes U+FFFD."""
+    chunks = []
+    for part in parts:
+        try:
+            chunks.append(part.encode("utf-8"))
+        except UnicodeEncodeError:
+            chunks.append(part.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8"))
+    chunks.append(b"\n")
+    _write(chunks)
+
+
 def _send_text(text):
-    try:
-        data = (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        data = (text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") + "\n").encode("utf-8")
-    _write(data)
+    _send(text)
 
 
 def _read_frame_blocking():
@@ -320,7 +330,7 @@ class _Ledger:
         if size <= available:
             self.bytes += size + separator
             self.entries += 1
-            _send_text('{"type":"log","text":' + encoded + "}")
+            _send('{"type":"log","text":', encoded, "}")
             return
         self.truncated = True
         prefix = _fitting_prefix(text, available)
@@ -404,9 +414,14 @@ def _print(*values, sep=" ", end="\n", file=None, flush=False):
         raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
     if type(end) is not str:
         raise TypeError(f"end must be None or a string, not {type(end).__name__}")
-    text = sep.join(str(value) for value in values) + end
-    if text.endswith("\n"):
-        text = text[:-1]
+    if end == "\n":
+        # The same entry as joining, appending `end` and dropping that newline, without two copies of it
+        # (a single string value is pushed as it is).
+        text = sep.join([str(value) for value in values])
+    else:
+        text = sep.join([str(value) for value in values]) + end
+        if text.endswith("\n"):
+            text = text[:-1]
     _ledger.push(text)
 
 
@@ -719,7 +734,7 @@ def _done(value=_MISSING, error=None):
     elif value is _MISSING:
         _send_text('{"type":"done"}')
     else:
-        _send_text('{"type":"done","value":' + value + "}")
+        _send('{"type":"done","value":', value, "}")
 
 
 def _finish(result):

@@ -313,7 +313,7 @@ impl Driver {
                     }
                     inbox.extend_from_slice(&chunk[..n]);
                     let mut start = 0;
-                    while let Some(offset) = inbox[scanned..].iter().position(|&b| b == b'\n') {
+                    while let Some(offset) = memchr::memchr(b'\n', &inbox[scanned..]) {
                         let end = scanned + offset;
                         let finish = self.on_line(&inbox[start..end]);
                         start = end + 1;

@@ -1,0 +1,150 @@
+//! The order trials start in, and how many run at once against the in-process reference.
+//!
+//! libtest-mimic hands trials to its worker threads first come, first served, so a long trial listed last
+//! ends the run alone. The suite's long trials are of two kinds, both visible before anything runs:
+//! - **busy** ones: items of the large corpus files (100,000-level values), whose cost grows with the bytes
+//!   of their span, and scenarios marked `heavy` (a 64 MiB log);
+//! - **waiting** ones: scenarios that hold a call while the harness sleeps (`sleep` steps), or whose code
+//!   runs are given a short wall-clock ceiling they may run into.
+//!
+//! They start first, busy and waiting alternately (largest first in each kind), so the waits overlap the
+//! busy work; then the scenarios with a code runtime (Python first: a run is a process), then the rest, each
+//! kind in listed order. Against the in-process reference the runner uses twice as many threads as the
+//! machine has cores (a waiting trial holds a thread, not a core). The order never changes an outcome:
+//! every trial has its own session.
+
+use dsh_conformance::Scenario;
+use dsh_conformance::scenario::Action;
+use dsh_conformance::fixture::Language;
+
+/// A wall-clock ceiling at or below this (ms) counts as a wait: a scenario sets one that low to run into it.
+const SHORT_WALL_MS: f64 = 5_000.0;
+/// A scenario waiting at least this long (ms) starts early.
+const WAITING_MS: u64 = 300;
+
+/// What the runner expects of a trial before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// A large corpus item (this many bytes of JSON to build, send and take apart), or a scenario marked
+    /// `heavy` (counted as [`HEAVY_BYTES`]).
+    Busy(u64),
+    /// A scenario that waits about this many milliseconds.
+    Waiting(u64),
+    /// A scenario whose code runs start processes (Python) or interpreters (TypeScript).
+    Runtime(Language),
+    /// Anything else: quick.
+    Quick,
+}
+
+/// What a scenario marked `heavy` counts as among the large corpus items: a 64 MiB log moved twice.
+pub const HEAVY_BYTES: u64 = 128 << 20;
+
+/// The expected cost of a scenario trial.
+pub fn scenario_cost(scenario: &Scenario) -> Cost {
+    if scenario.heavy {
+        return Cost::Busy(HEAVY_BYTES);
+    }
+    let slept: u64 = scenario.steps.iter().map(|s| if let Action::Sleep(ms) = s.action { ms } else { 0 }).sum();
+    let setup = scenario.setup.as_ref();
+    let wall = setup
+        .and_then(|s| s.runtime_limits.as_ref())
+        .and_then(|l| l.max_wall_ms.as_ref())
+        .and_then(serde_json::Number::as_f64)
+        .filter(|ms| *ms <= SHORT_WALL_MS)
+        .map_or(0, |ms| ms as u64);
+    let waited = slept + wall;
+    if waited >= WAITING_MS {
+        return Cost::Waiting(waited);
+    }
+    match setup.and_then(|s| s.runtime) {
+        Some(language) => Cost::Runtime(language),
+        None => Cost::Quick,
+    }
+}
+
+/// The start order of trials listed with these costs: indices into `costs`.
+pub fn order(costs: &[Cost]) -> Vec<usize> {
+    let mut busy: Vec<(u64, usize)> = Vec::new();
+    let mut waiting: Vec<(u64, usize)> = Vec::new();
+    let (mut python, mut typescript, mut quick) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, cost) in costs.iter().enumerate() {
+        match cost {
+            Cost::Busy(bytes) => busy.push((*bytes, i)),
+            Cost::Waiting(ms) => waiting.push((*ms, i)),
+            Cost::Runtime(Language::Python) => python.push(i),
+            Cost::Runtime(_) => typescript.push(i),
+            Cost::Quick => quick.push(i),
+        }
+    }
+    // Largest first; equal costs keep their listed order.
+    busy.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    waiting.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out = Vec::with_capacity(costs.len());
+    let (mut b, mut w) = (busy.into_iter(), waiting.into_iter());
+    loop {
+        let (next_b, next_w) = (b.next(), w.next());
+        if next_b.is_none() && next_w.is_none() {
+            break;
+        }
+        out.extend(next_b.map(|(_, i)| i));
+        out.extend(next_w.map(|(_, i)| i));
+    }
+    out.extend(python);
+    out.extend(typescript);
+    out.extend(quick);
+    out
+}
+
+/// `trials` in the start order [`order`] gives for `costs` (one per trial, in the same order).
+pub fn reorder<T>(trials: Vec<T>, costs: &[Cost]) -> Vec<T> {
+    debug_assert_eq!(trials.len(), costs.len(), "one cost per trial");
+    if trials.len() != costs.len() {
+        return trials;
+    }
+    let mut slots: Vec<Option<T>> = trials.into_iter().map(Some).collect();
+    order(costs).into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)).collect()
+}
+
+/// Worker threads against the in-process reference when the command line names none: two per core.
+pub fn in_process_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from) * 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_trials_start_first_alternating_then_runtimes_then_the_rest() {
+        let costs = [
+            Cost::Quick,
+            Cost::Runtime(Language::Typescript),
+            Cost::Busy(10),
+            Cost::Waiting(1500),
+            Cost::Runtime(Language::Python),
+            Cost::Busy(30),
+            Cost::Waiting(2000),
+            Cost::Busy(20),
+            Cost::Quick,
+        ];
+        assert_eq!(order(&costs), [5, 6, 7, 3, 2, 4, 1, 0, 8]);
+        assert_eq!(order(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn sleeps_and_short_wall_ceilings_are_waits() {
+        let parse = |yaml: &str| -> Scenario {
+            let value: serde_json::Value = serde_yaml::from_str(yaml).unwrap_or_default();
+            serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let base = "id: s\nrules: [R-1]\nlevel: must\ndescription: d\n";
+        assert_eq!(scenario_cost(&parse(base)), Cost::Quick);
+        let slept = format!("{base}steps:\n  - sleep: 1500\n  - sleep: 100\n");
+        assert_eq!(scenario_cost(&parse(&slept)), Cost::Waiting(1600));
+        let short = format!("{base}setup:\n  runtime: python\n  runtimeLimits: {{ maxWallMs: 2000 }}\n");
+        assert_eq!(scenario_cost(&parse(&short)), Cost::Waiting(2000));
+        let long = format!("{base}setup:\n  runtime: python\n  runtimeLimits: {{ maxWallMs: 20000 }}\n");
+        assert_eq!(scenario_cost(&parse(&long)), Cost::Runtime(Language::Python));
+        assert_eq!(scenario_cost(&parse(&format!("{base}heavy: true\n"))), Cost::Busy(HEAVY_BYTES));
+    }
+}
