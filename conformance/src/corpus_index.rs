@@ -122,8 +122,8 @@ impl ListedGroup {
             Self::Loaded(group) => return Ok(group),
             Self::Deferred(d) => d,
         };
-        let text = d.text()?;
-        let item = json::parse_line(slice(&text, d.span.clone(), &d)?).map_err(|e| format!("{}: [{}]: not JSON: {e}", d.file, d.index))?;
+        let text = d.span_text(d.span.clone())?;
+        let item = json::parse_line(&text).map_err(|e| format!("{}: [{}]: not JSON: {e}", d.file, d.index))?;
         drop(text);
         let group = corpus::group(item, d.index, &d.stem, &d.file, None)
             .map_err(|(field, message)| format!("{}:1:1: [{}]{field}: {message}", d.file, d.index))?;
@@ -141,9 +141,8 @@ impl ListedCase {
             Self::Loaded(case) => return Ok(case),
             Self::Deferred(d) => d,
         };
-        let text = d.text()?;
-        let tools = json::parse_line(slice(&text, d.span.clone(), &d)?).map_err(|e| format!("{}: .tools: not JSON: {e}", d.file))?;
-        let expected = text.get(d.expected.clone()).and_then(|s| serde_json::from_str::<String>(s).ok());
+        let tools = json::parse_line(&d.span_text(d.span.clone())?).map_err(|e| format!("{}: .tools: not JSON: {e}", d.file))?;
+        let expected = d.span_text(d.expected.clone()).ok().and_then(|s| serde_json::from_str::<String>(&s).ok());
         let Some(expected) = expected else {
             return Err(format!("{}: the expected text changed since it was listed", d.file));
         };
@@ -160,15 +159,12 @@ impl Deferred {
         self.span.len() as u64
     }
 
-    /// The file's text again (it is read, not kept, between listing and running).
-    fn text(&self) -> Result<String, String> {
-        crate::files::read_text(&self.path).map_err(|e| format!("{}: {}", self.file, e.message))
+    /// The bytes `span` of the file again (read, not kept, between listing and running: only the item's
+    /// own bytes, not the whole file per item); an error naming the item when the file changed.
+    fn span_text(&self, span: Range<usize>) -> Result<String, String> {
+        crate::files::read_span(&self.path, span)
+            .map_err(|e| format!("{}: [{}] changed since it was listed: {}", self.file, self.index, e.message))
     }
-}
-
-/// The bytes of `span` in `text`, or an error naming the item when the file changed since it was listed.
-fn slice<'t>(text: &'t str, span: Range<usize>, d: &Deferred) -> Result<&'t str, String> {
-    text.get(span).ok_or_else(|| format!("{}: [{}] changed since it was listed", d.file, d.index))
 }
 
 /// Every group of `dir/*.json` as listed, and every problem, in file order; see the module doc.
@@ -324,9 +320,9 @@ mod tests {
         }
     }
 
-    /// A temporary copy of some files of the validation corpus.
-    fn corpus_of(files: &[&str]) -> TempDir {
-        let dir = TempDir::new("copy");
+    /// A temporary copy of some files of the validation corpus (`name`: the test's own directory).
+    fn corpus_of(name: &str, files: &[&str]) -> TempDir {
+        let dir = TempDir::new(name);
         let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/validation");
         for file in files {
             std::fs::copy(from.join(file), dir.path().join(file)).expect("copied");
@@ -336,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_index_lists_what_the_eager_loader_loads_and_defers_the_large_file() {
-        let dir = corpus_of(&["arrays.json", "deep_value.json", "types.json"]);
+        let dir = corpus_of("listed", &["arrays.json", "deep_value.json", "types.json"]);
         let eager = corpus::load_validation_corpus(dir.path(), "corpus/validation", None);
         let (listed, errors) = index_validation_corpus(dir.path(), "corpus/validation", None);
         assert!(eager.errors.is_empty() && errors.is_empty(), "{errors:?}");
@@ -362,5 +358,24 @@ mod tests {
         assert!(listed.is_empty());
         assert_eq!(errors.len(), 1);
         assert!(errors[0].message.starts_with("not JSON"), "{}", errors[0].message);
+    }
+
+    #[test]
+    fn an_item_whose_file_changed_after_listing_fails_naming_it() {
+        let dir = corpus_of("changed", &["deep_value.json"]);
+        let (listed, errors) = index_validation_corpus(dir.path(), "corpus/validation", None);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut listed = listed.into_iter();
+        let (first, last) = (listed.next().expect("an item"), listed.last().expect("a second item"));
+        // Only the item's own bytes are read when it runs: a shorter file fails the item past its end.
+        let path = dir.path().join("deep_value.json");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let cut = text.len() - 100;
+        std::fs::write(&path, &text[..cut]).expect("truncated");
+        let error = last.load().map(|g| g.id).expect_err("the last item is past the end now");
+        assert!(error.contains("deep_value.json: [") && error.contains("changed since it was listed"), "{error}");
+        // An item whose bytes now hold something else (here: not the same JSON) fails as well.
+        std::fs::write(&path, format!(" {text}")).expect("shifted");
+        assert!(first.load().is_err());
     }
 }

@@ -57,6 +57,24 @@ pub fn read_text(path: &Path) -> Result<String, FileError> {
     })
 }
 
+/// The bytes `span` of a regular file as text (what [`read_text`] would give for that range, without
+/// reading the rest); an error when the file is shorter now or the range is not text.
+pub fn read_span(path: &Path, span: std::ops::Range<usize>) -> Result<String, FileError> {
+    use std::io::{Seek, SeekFrom};
+    let meta = std::fs::metadata(path).map_err(|e| FileError::whole(format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(FileError::whole(format!("not a regular file ({}): refused", kind(&meta))));
+    }
+    if (span.end as u64) > meta.len() {
+        return Err(FileError::whole(format!("{} bytes now, shorter than when it was listed", meta.len())));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| FileError::whole(format!("cannot read: {e}")))?;
+    file.seek(SeekFrom::Start(span.start as u64)).map_err(|e| FileError::whole(format!("cannot read: {e}")))?;
+    let mut bytes = vec![0; span.len()];
+    file.read_exact(&mut bytes).map_err(|e| FileError::whole(format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| FileError::whole("not UTF-8 where an item was listed: the file changed".to_owned()))
+}
+
 fn kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
