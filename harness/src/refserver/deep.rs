@@ -109,6 +109,12 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
 /// The length in bytes of a value's compact JSON (`write_compact`'s output, unlimited), counted without
 /// writing it: strings are scanned for the bytes serde_json escapes.
 pub fn compact_len(value: &Value) -> usize {
+    compact_len_up_to(value, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// [`compact_len`], or `None` as soon as it is known to exceed `limit` (a count that stops early: a
+/// 100,000-level value or a 64 MiB string is not walked whole to say it is large).
+pub fn compact_len_up_to(value: &Value, limit: usize) -> Option<usize> {
     fn string_len(text: &str) -> usize {
         let extra = |b: &u8| match b {
             b'"' | b'\\' | b'\x08' | b'\t' | b'\n' | b'\x0c' | b'\r' => 1,
@@ -135,14 +141,19 @@ pub fn compact_len(value: &Value) -> usize {
             .sum();
         text.len() + 2 + escapes + tail
     }
-    let mut total = 0;
+    let mut total: usize = 0;
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {
-        total += match value {
+        if total > limit {
+            return None;
+        }
+        total = total.saturating_add(match value {
             Value::Null => 4,
             Value::Bool(true) => 4,
             Value::Bool(false) => 5,
             Value::Number(n) => n.to_string().len(),
+            // Escapes only add: a string longer than what is left settles it without a scan.
+            Value::String(text) if text.len() > limit - total => return None,
             Value::String(text) => string_len(text),
             Value::Array(items) => {
                 stack.extend(items);
@@ -152,9 +163,9 @@ pub fn compact_len(value: &Value) -> usize {
                 stack.extend(map.values());
                 2 + map.len().saturating_sub(1) + map.keys().map(|k| string_len(k) + 1).sum::<usize>()
             }
-        };
+        });
     }
-    total
+    (total <= limit).then_some(total)
 }
 
 /// Renders a value as one compact JSON line (no limit).
@@ -269,6 +280,15 @@ mod tests {
                 assert_eq!(compact_len(&value), serde_json::to_string(&value).unwrap_or_default().len(), "{value}");
             }
         }
+    }
+
+    #[test]
+    fn a_capped_count_stops_past_its_limit() {
+        let value = json!({"logs": ["x".repeat(100)], "n": [1, 2]});
+        let whole = compact_len(&value);
+        assert_eq!(compact_len_up_to(&value, whole), Some(whole));
+        assert_eq!(compact_len_up_to(&value, whole - 1), None);
+        assert_eq!(compact_len_up_to(&value, 50), None);
     }
 
     #[test]

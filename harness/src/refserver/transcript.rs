@@ -113,15 +113,21 @@ impl Drop for Transcript {
     }
 }
 
+/// How far a truncated line's total length is counted.
+const TOTAL_CAP: usize = 1 << 20;
+
 /// One compact JSON line, cut at [`MAX_LINE`] bytes.
 fn render(value: &Value) -> String {
     let mut out = Vec::new();
     let complete = deep::write_compact(&mut out, value, MAX_LINE).unwrap_or(false);
     if !complete || out.len() > MAX_LINE {
-        let total = deep::compact_len(value);
         out.truncate(MAX_LINE);
         let mut text = String::from_utf8_lossy(&out).into_owned();
-        text.push_str(&format!(" … (truncated, {total} bytes)"));
+        // The total is counted up to a cap: past it, a 100,000-level value or a 64 MiB log is only "over".
+        match deep::compact_len_up_to(value, TOTAL_CAP) {
+            Some(total) => text.push_str(&format!(" … (truncated, {total} bytes)")),
+            None => text.push_str(&format!(" … (truncated, over {TOTAL_CAP} bytes)")),
+        }
         return text;
     }
     String::from_utf8_lossy(&out).into_owned()
