@@ -70,35 +70,7 @@ fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
 /// without the walk below, which keeps a path for every node (a 100,000-level compiled schema is compared
 /// whole). Any matcher (a one-member object whose key starts with `$`) leaves it to that walk.
 fn plainly_equal(expected: &Value, actual: &Value) -> bool {
-    let mut stack = vec![(expected, actual)];
-    while let Some((e, a)) = stack.pop() {
-        match (e, a) {
-            (Value::Array(x), Value::Array(y)) => {
-                if x.len() != y.len() {
-                    return false;
-                }
-                stack.extend(x.iter().zip(y));
-            }
-            (Value::Object(x), Value::Object(y)) => {
-                if x.len() != y.len() || (x.len() == 1 && x.keys().any(|k| k.starts_with('$'))) {
-                    return false;
-                }
-                for (k, v) in x {
-                    match y.get(k) {
-                        Some(w) => stack.push((v, w)),
-                        None => return false,
-                    }
-                }
-            }
-            (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => return false,
-            (x, y) => {
-                if x != y {
-                    return false;
-                }
-            }
-        }
-    }
-    true
+    crate::json::deep_eq_where(expected, actual, |object| !(object.len() == 1 && object.keys().any(|k| k.starts_with('$'))))
 }
 
 fn kind(v: &Value) -> &'static str {
