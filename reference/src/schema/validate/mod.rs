@@ -4,11 +4,11 @@
 //! `additionalProperties: false`; per array: items in order; `oneOf` counts exactly-one matches.
 //!
 //! Three passes, none recursing without bound, so 100,000-level values and schemas are fine:
-//! - [`plan`] compiles the schema into a flat table of typed nodes (once per call here; once per
-//!   registration for a tool's parameters and output, [`OwnedPlan`]);
-//! - [`fast`] clears a valid value without building a path or a message (recursing at most
-//!   [`fast::MAX_DEPTH`] levels);
-//! - [`walk`] reports every violation of a value the quick pass did not clear, with an explicit stack.
+//! - `plan` compiles the schema into a flat table of typed nodes (once per call here; once per
+//!   registration for a tool's parameters and output, `OwnedPlan`);
+//! - `fast` clears a valid value without building a path or a message (recursing at most
+//!   `fast::MAX_DEPTH` levels);
+//! - `walk` reports every violation of a value the quick pass did not clear, with an explicit stack.
 //!
 //! Spec: ARG-009..ARG-014, OUT-003, SCHEMA-004, SCHEMA-008, SCHEMA-009, SCHEMA-011, SCHEMA-018, SCHEMA-027..SCHEMA-031, SCHEMA-033.
 
