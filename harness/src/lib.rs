@@ -2,5 +2,6 @@
 //! expectations, JSON Lines reports, the conformance matrix) and the reference served over the protocol.
 
 pub mod adapter;
+pub mod allocator;
 pub mod run;
 pub mod refserver;

@@ -15,6 +15,7 @@ use dsh_harness::run::{self, cli, explain, matrix, pool::{self, Factory}};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    dsh_harness::allocator::keep_freed_memory();
     let mut args = Vec::new();
     for arg in std::env::args_os().skip(1) {
         match arg.into_string() {

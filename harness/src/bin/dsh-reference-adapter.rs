@@ -18,6 +18,7 @@ use serde_json::Value;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    dsh_harness::allocator::keep_freed_memory();
     // Deep JSON is parsed, handled and written on threads with big stacks.
     let serving = thread::Builder::new()
         .name("adapter".into())
