@@ -158,6 +158,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         extra: Default::default(),
         stray_names: Default::default(),
         info: info.clone(),
+        busy: schedule::BusyGate::per_core(),
     });
 
     let mut trials = Vec::new();
@@ -195,7 +196,9 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         let c = Arc::clone(&ctx);
         let (id, file, rules) = (planned.id.clone(), planned.file.clone(), planned.rules.clone());
         let line = planned.line;
-        costs.push(if skip.is_some() { schedule::Cost::Quick } else { schedule::scenario_cost(&planned.scenario) });
+        let cost = if skip.is_some() { schedule::Cost::Quick } else { schedule::scenario_cost(&planned.scenario) };
+        costs.push(cost);
+        let busy = matches!(cost, schedule::Cost::Busy(_));
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
@@ -205,7 +208,10 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             }
             None => {
                 let scenario = planned.scenario;
-                Trial::ignorable_test(unique(id.clone()), move || trial::run_scenario(&c, &id, (&file, line), &rules, scenario))
+                Trial::ignorable_test(unique(id.clone()), move || {
+                    let _place = busy.then(|| c.busy.enter());
+                    trial::run_scenario(&c, &id, (&file, line), &rules, scenario)
+                })
             }
         };
         trials.push(trial);
@@ -213,10 +219,12 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     let group_skip = dsh_conformance::corpus::applicability(&info);
     for group in suite.groups {
         let skip = skip_of(&ctx.expectations, group.id(), || group_skip.clone());
-        costs.push(match (&skip, group.deferred()) {
+        let cost = match (&skip, group.deferred()) {
             (None, Some(deferred)) => schedule::Cost::Busy(deferred.bytes()),
             _ => schedule::Cost::Quick,
-        });
+        };
+        costs.push(cost);
+        let busy = matches!(cost, schedule::Cost::Busy(_));
         let c = Arc::clone(&ctx);
         let name = unique(group.id().to_owned());
         let trial = match skip {
@@ -230,17 +238,22 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 }
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
-            None => Trial::ignorable_test(name, move || trial::run_group(&c, group)),
+            None => Trial::ignorable_test(name, move || {
+                let _place = busy.then(|| c.busy.enter());
+                trial::run_group(&c, group)
+            }),
         };
         trials.push(trial);
     }
     let sdk_skip = dsh_conformance::sdk_corpus::applicability(&info);
     for case in suite.sdk {
         let skip = skip_of(&ctx.expectations, case.id(), || sdk_skip.clone());
-        costs.push(match (&skip, case.deferred()) {
+        let cost = match (&skip, case.deferred()) {
             (None, Some(deferred)) => schedule::Cost::Busy(deferred.bytes()),
             _ => schedule::Cost::Quick,
-        });
+        };
+        costs.push(cost);
+        let busy = matches!(cost, schedule::Cost::Busy(_));
         let c = Arc::clone(&ctx);
         let name = unique(case.id().to_owned());
         let trial = match skip {
@@ -250,7 +263,10 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
-            None => Trial::ignorable_test(name, move || trial::run_sdk(&c, case)),
+            None => Trial::ignorable_test(name, move || {
+                let _place = busy.then(|| c.busy.enter());
+                trial::run_sdk(&c, case)
+            }),
         };
         trials.push(trial);
     }

@@ -47,6 +47,8 @@ pub struct Context {
     pub stray_names: Mutex<HashMap<String, usize>>,
     /// What the subject declared at start-up (a loaded corpus group may need more than its listing showed).
     pub info: SubjectInfo,
+    /// Busy trials (large corpus items, `heavy` scenarios) take a place here first: one per core at once.
+    pub busy: super::schedule::BusyGate,
 }
 
 impl Context {
