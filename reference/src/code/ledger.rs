@@ -127,15 +127,16 @@ impl OutputLedger {
         Self { max_bytes, bytes: 2, entries: 0 }
     }
 
-    /// Admit one log entry into `sink`, or report (false) that the cap was crossed.
-    pub fn admit(&mut self, text: &str, sink: &mut Vec<String>) -> bool {
+    /// Admit one log entry into `sink` (moved, not copied: a log may be 64 MiB), or hand it back when it
+    /// crosses the cap.
+    pub fn admit(&mut self, text: String, sink: &mut Vec<String>) -> Result<(), String> {
         let separator = u64::from(self.entries > 0);
         let available = self.max_bytes.saturating_sub(self.bytes + separator);
-        let Some(string_bytes) = json_string_bytes_up_to(text, available) else { return false };
+        let Some(string_bytes) = json_string_bytes_up_to(&text, available) else { return Err(text) };
         self.bytes += string_bytes + separator;
         self.entries += 1;
-        sink.push(text.to_owned());
-        true
+        sink.push(text);
+        Ok(())
     }
 
     /// Bytes left for the completion value or a failure message.
@@ -262,8 +263,8 @@ mod tests {
     fn the_ledger_limits_like_upstream() {
         let mut ledger = OutputLedger::new(40);
         let mut logs = Vec::new();
-        assert!(ledger.admit("hello", &mut logs));
-        assert!(!ledger.admit(&"x".repeat(40), &mut logs));
+        assert_eq!(ledger.admit("hello".to_owned(), &mut logs), Ok(()));
+        assert_eq!(ledger.admit("x".repeat(40), &mut logs), Err("x".repeat(40)));
         let mut all = logs.clone();
         all.push("x".repeat(40));
         let result = ledger.limit(all);

@@ -101,21 +101,36 @@ pub fn render_value(value: &Value) -> String {
 
 /// The transport's model-facing text for `{ logs, result? }`.
 pub fn render_output(logs: &[String], result: Option<&Value>) -> String {
-    let logs = logs.join("\n");
+    render_parts(logs.iter().map(String::as_str), result)
+}
+
+/// The logs joined by newlines, then the rendered result after one more when both are non-empty, built in
+/// one buffer (a log may be 64 MiB: no intermediate joins).
+fn render_parts<'a>(logs: impl Iterator<Item = &'a str> + Clone, result: Option<&Value>) -> String {
     let rendered = result.map(render_value).unwrap_or_default();
-    let parts: Vec<&str> = [logs.as_str(), rendered.as_str()].into_iter().filter(|p| !p.is_empty()).collect();
-    if parts.is_empty() { NO_OUTPUT.to_owned() } else { parts.join("\n") }
+    let (count, bytes) = logs.clone().fold((0usize, 0usize), |(n, b), l| (n + 1, b + l.len()));
+    let mut out = String::with_capacity(bytes + count + rendered.len());
+    for (i, log) in logs.enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(log);
+    }
+    if !rendered.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&rendered);
+    }
+    if out.is_empty() { NO_OUTPUT.to_owned() } else { out }
 }
 
 /// The transport's `output.render(args, value)`: one text block with [`render_output`]'s text of the
 /// output value `{ logs, result? }`.
 pub(crate) fn render_block(value: &Value) -> Vec<Value> {
-    let logs: Vec<String> = value
-        .get("logs")
-        .and_then(Value::as_array)
-        .map(|items| items.iter().map(|l| l.as_str().unwrap_or_default().to_owned()).collect())
-        .unwrap_or_default();
-    crate::result::text_content(render_output(&logs, value.get("result")))
+    let logs = value.get("logs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let text = render_parts(logs.iter().map(|l| l.as_str().unwrap_or_default()), value.get("result"));
+    crate::result::text_content(text)
 }
 
 #[cfg(test)]
@@ -131,6 +146,10 @@ mod tests {
         assert_eq!(render_output(&[], None), NO_OUTPUT);
         assert_eq!(render_output(&["a".into(), "".into()], Some(&json!(""))), "a\n");
         assert_eq!(render_output(&[], Some(&json!(1e21))), "1e+21");
+        assert_eq!(render_output(&["".into()], None), NO_OUTPUT);
+        assert_eq!(render_output(&["".into(), "".into()], None), "\n");
+        assert_eq!(render_output(&["a".into(), "b".into()], Some(&json!(2))), "a\nb\n2");
+        assert_eq!(render_output(&["".into()], Some(&json!(2))), "2");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(super) const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh
 pub(super) const BOOTSTRAP: &str = include_str!("bootstrap.py");
 /// Bootstrap exit statuses (see `bootstrap.py`).
 const EXIT_HEAP: i32 = 86;
+/// Spare inbox room made before each read of fd 3.
+const READ_CHUNK: usize = 1 << 18;
 /// How often the child's CPU time is sampled at most (upstream `ELU_POLL_INTERVAL_MS`).
 const CPU_POLL: Duration = Duration::from_millis(25);
 /// How long settlement waits for forked members of the group to die after the kill.
@@ -266,7 +268,6 @@ impl Driver {
         let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
         let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
         let mut scanned = 0usize;
-        let mut chunk = vec![0u8; 1 << 18];
         // Made once and polled again on every turn (a select over fresh futures registered two timers and
         // three cancellation waiters per binding call).
         let aborted = request.signal.token().cancelled();
@@ -276,6 +277,8 @@ impl Driver {
         let cpu_poll = sleep_until(start + CPU_POLL);
         tokio::pin!(aborted, disposal, release, wall_ceiling, cpu_poll);
         loop {
+            // Frames are read straight into the inbox (a 64 MiB log is one frame: no staging copy).
+            inbox.reserve(READ_CHUNK);
             // Biased: the signal, disposal and the budgets first, then replies, so a child flooding fd 3
             // can neither starve the budgets nor its own pending calls.
             tokio::select! {
@@ -306,12 +309,11 @@ impl Driver {
                 Some(settled) = self.calls.next(), if !self.calls.is_empty() => {
                     self.on_call_settled(settled);
                 }
-                read = reader.read(&mut chunk) => {
+                read = reader.read_buf(inbox) => {
                     let n: usize = read.unwrap_or_default();
                     if n == 0 {
                         return self.channel_closed(child).await;
                     }
-                    inbox.extend_from_slice(&chunk[..n]);
                     let mut start = 0;
                     while let Some(offset) = memchr::memchr(b'\n', &inbox[scanned..]) {
                         let end = scanned + offset;
@@ -380,7 +382,7 @@ impl Driver {
             ChildFrame::BootAck => Some(malformed("unexpected second boot-ack".to_owned())),
             ChildFrame::Log { truncated: true, .. } => Some(Finish::Limit(None)),
             ChildFrame::Log { text, truncated: false } => {
-                if self.ledger.admit(&text, &mut self.logs) { None } else { Some(Finish::Limit(Some(text))) }
+                self.ledger.admit(text, &mut self.logs).err().map(|text| Finish::Limit(Some(text)))
             }
             ChildFrame::Call { id, global, name, args } => {
                 self.on_call(id, &global, &name, args);
@@ -446,11 +448,12 @@ impl Driver {
         if self.terminal_override.is_some() {
             return None;
         }
-        if self.ledger.admit(&text, &mut self.stray) {
-            None
-        } else {
-            self.terminal_override = Some(text);
-            Some(Finish::Limit(None))
+        match self.ledger.admit(text, &mut self.stray) {
+            Ok(()) => None,
+            Err(text) => {
+                self.terminal_override = Some(text);
+                Some(Finish::Limit(None))
+            }
         }
     }
 

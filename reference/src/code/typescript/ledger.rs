@@ -30,11 +30,13 @@ impl Ledger {
         if self.overflow.is_some() {
             return false;
         }
-        if self.bytes.admit(&text, &mut self.logs) {
-            return true;
+        match self.bytes.admit(text, &mut self.logs) {
+            Ok(()) => true,
+            Err(text) => {
+                self.overflow = Some(text);
+                false
+            }
         }
-        self.overflow = Some(text);
-        false
     }
 
     /// The run's result once the program completed with `value` (`None` = `undefined`): the worker's
