@@ -184,6 +184,26 @@ mod tests {
     }
 
     #[test]
+    fn the_busy_gate_lets_in_as_many_as_it_has_places() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let gate = BusyGate::new(2);
+        let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let _place = gate.enter();
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(most.load(Ordering::SeqCst), 2, "two places: never more, and both used");
+        assert_eq!(*gate.free.lock().unwrap(), 2, "every place given back");
+    }
+
+    #[test]
     fn sleeps_and_short_wall_ceilings_are_waits() {
         let parse = |yaml: &str| -> Scenario {
             let value: serde_json::Value = serde_yaml::from_str(yaml).unwrap_or_default();
