@@ -134,8 +134,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     if !opts.threads_given {
         opts.libtest.test_threads = Some(if subject.starts_with("adapter") {
-            // One adapter process serves one session at a time; more threads would only start more processes.
-            1
+            // One adapter process serves one session at a time: each thread leases its own (see `pool`).
+            schedule::adapter_processes()
         } else {
             // In-process trials that wait hold a thread, not a core (see `schedule`).
             schedule::in_process_threads()

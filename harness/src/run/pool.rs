@@ -1,13 +1,15 @@
 //! A pool of subjects: each trial leases one, serving one session at a time.
 //!
-//! In-process subjects are cheap and run in parallel. Adapter processes are created on demand, so with
-//! `--test-threads=1` (the adapter default) one process serves the whole run. A subject whose trial ended
-//! in CRASH, TIMEOUT or ERROR(adapter) is restarted before it serves again.
+//! In-process subjects are cheap and run in parallel. Adapter processes are created on demand, one per
+//! worker thread at most: with the adapter default (one thread per core) that many processes share the
+//! run, and with `--test-threads=1` one process serves it all. A subject whose trial ended in CRASH,
+//! TIMEOUT or ERROR(adapter) is restarted before it serves again.
 //!
 //! # Restart breaker
 //! After [`BREAKER`] restarts in a row that fail (the process does not start, `initialize` crashes, times
 //! out or answers badly), the pool stops trying: every later lease fails at once with the reason, so the
-//! rest of the run is `ERROR(adapter)` immediately instead of one step timeout per trial.
+//! rest of the run is `ERROR(adapter)` immediately instead of one step timeout per trial. Starts already
+//! under way on other threads when it trips still finish.
 
 use std::sync::Mutex;
 use std::time::Duration;

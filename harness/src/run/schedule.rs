@@ -114,6 +114,12 @@ pub fn in_process_threads() -> usize {
     cores() * 2 + WAITING_THREADS
 }
 
+/// Worker threads against an adapter when the command line names none: one per core, each with its own
+/// adapter process (measured against rc.8 on 2 cores: 72-80 s with one process, 42-46 s with two).
+pub fn adapter_processes() -> usize {
+    cores()
+}
+
 /// Threads beyond two per core: a waiting trial holds one for up to 2.5 s without using a core (measured on
 /// 2 cores: 4 threads 5.5–6.9 s, 8 threads 4.1–4.9 s, 10 and 12 no faster and with a higher peak).
 pub const WAITING_THREADS: usize = 4;
