@@ -141,12 +141,27 @@ impl Drop for ToolExecution {
 }
 
 /// What a tool body receives: the (fused) signal, the execution's identity, `defer_context` and
-/// `conclude_turn`. Cloning it is cheap (a token and a reference count).
-#[derive(Clone, Debug)]
+/// `conclude_turn`. Cloning it is cheap (a token and a reference count). Its `Debug` shows the identity
+/// and whether the signal is cancelled, never the arguments (which may be 64 MiB or 100,000 levels deep).
+#[derive(Clone)]
 pub struct ToolRunContext {
     /// The signal the body must observe; cancelled when the caller aborts.
     pub signal: CancellationToken,
     exec: Arc<ToolExecution>,
+}
+
+impl std::fmt::Debug for ToolRunContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRunContext")
+            .field("call_id", &self.exec.call_id)
+            .field("root_call_id", &self.exec.root_call_id)
+            .field("name", &self.exec.name)
+            .field("token", &self.exec.token)
+            .field("agent", &self.exec.agent)
+            .field("parent", &self.exec.parent)
+            .field("cancelled", &self.signal.is_cancelled())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolRunContext {
@@ -272,5 +287,30 @@ impl AbortReasons {
         let mut reasons = self.lock();
         reasons.retain(|(t, _)| *t != token);
         self.any.store(!reasons.is_empty(), std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_context_debug_names_the_call_and_not_its_arguments() {
+        let exec = ToolExecution {
+            token: ExecutionToken::mint(),
+            call_id: "c1".into(),
+            root_call_id: "c1".into(),
+            name: "echo".into(),
+            arguments: Arc::new(serde_json::json!({ "secret": "x".repeat(64) })),
+            signal: CancellationToken::new(),
+            agent: None,
+            parent: None,
+            reasons: Arc::default(),
+            state: CallState::default(),
+        };
+        let ctx = ToolRunContext::new(CancellationToken::new(), Arc::new(exec));
+        let shown = format!("{ctx:?}");
+        assert!(shown.contains("\"c1\"") && shown.contains("\"echo\"") && shown.contains("cancelled: false"), "{shown}");
+        assert!(!shown.contains("secret"), "arguments are not shown: {shown}");
     }
 }
