@@ -13,10 +13,13 @@ use common::*;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// Runs the harness against the hostile adapter, one process at a time: its misbehaviours are keyed to
+/// the first process started (marker files), and the checks follow one trial after another.
 fn run(dir: &std::path::Path, spec: &std::path::Path, extra: &[&str], envs: &[(&str, &str)]) -> (Bounded, Report) {
     let adapter = hostile_adapter(dir);
     let report = dir.join("report.jsonl");
-    let mut args = vec!["--adapter", &adapter, "--spec", spec.to_str().unwrap(), "--report", report.to_str().unwrap()];
+    let mut args =
+        vec!["--adapter", &adapter, "--spec", spec.to_str().unwrap(), "--report", report.to_str().unwrap(), "--test-threads", "1"];
     args.extend_from_slice(extra);
     let out = harness_bounded(dir, &args, envs, LIMIT);
     let report = read_report(&report);
@@ -156,9 +159,9 @@ fn restarts_that_keep_failing_trip_the_breaker() {
         scenarios.push((file, scenario(&format!("b{i}-ok"))));
     }
     let spec = spec_with(&dir, &scenarios);
-    // One process at a time: the count below is of restarts in a row (with one process per core, starts
-    // already under way when the breaker trips still finish, so there can be one more per extra process).
-    let (out, report) = run(&dir, &spec, &["--step-timeout", "1", "--test-threads", "1"], &[("FAKE_INIT_HANG", "1")]);
+    // `run` uses one process at a time: the count below is of restarts in a row (with one process per core,
+    // starts already under way when the breaker trips still finish, so there can be one more per extra one).
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[("FAKE_INIT_HANG", "1")]);
     assert_eq!(out.status.code(), Some(101), "{}", out.log());
     assert_eq!(report.outcome("a-hang"), "TIMEOUT");
     assert!(report.message("b0-ok").contains("waiting for a licence server"), "a restart's stderr is shown: {}", short(report.message("b0-ok")));
