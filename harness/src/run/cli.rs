@@ -54,7 +54,7 @@ LIBTEST OPTIONS (the usual ones):
     --list                 list the trials instead of running them
     --ignored, --include-ignored
                            run the statically skipped trials (not applicable, SKIP expectations)
-    --test-threads N       trials in parallel (default: in-process, two per core plus four; with --adapter,
+    --test-threads N       trials in parallel (default: in-process, two per core plus eight; with --adapter,
                            one per core, each thread with its own adapter process: pass 1 when two
                            processes of the adapter cannot run side by side)
     --format pretty|terse|json, --color auto|always|never, -q/--quiet, --nocapture
