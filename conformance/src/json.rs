@@ -116,12 +116,16 @@ pub fn depth(value: &Value) -> usize {
 
 /// Structural equality without recursion (object key order ignored, as `Value`'s `==`).
 pub fn deep_eq(a: &Value, b: &Value) -> bool {
-    deep_eq_where(a, b, |_| true)
+    deep_eq_where(a, b, |_, _| true)
 }
 
-/// [`deep_eq`], false as well as soon as an object of `a` fails `admit` (the matcher uses it to leave any
-/// value holding a matcher to its own walk).
-pub fn deep_eq_where(a: &Value, b: &Value, admit: impl Fn(&serde_json::Map<String, Value>) -> bool) -> bool {
+/// [`deep_eq`], false as well as soon as a pair of objects (`a`'s, `b`'s) fails `admit` (the matcher uses
+/// it to leave any value holding a matcher to its own walk, and to require key order where it counts).
+pub fn deep_eq_where(
+    a: &Value,
+    b: &Value,
+    admit: impl Fn(&serde_json::Map<String, Value>, &serde_json::Map<String, Value>) -> bool,
+) -> bool {
     let mut stack = vec![(a, b)];
     while let Some((a, b)) = stack.pop() {
         match (a, b) {
@@ -132,7 +136,7 @@ pub fn deep_eq_where(a: &Value, b: &Value, admit: impl Fn(&serde_json::Map<Strin
                 stack.extend(x.iter().zip(y.iter()));
             }
             (Value::Object(x), Value::Object(y)) => {
-                if x.len() != y.len() || !admit(x) {
+                if x.len() != y.len() || !admit(x, y) {
                     return false;
                 }
                 for (k, v) in x {

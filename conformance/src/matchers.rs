@@ -66,11 +66,15 @@ fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
     }
 }
 
-/// Whether `expected` holds no matcher and equals `actual` — then it matches in every mode — decided
-/// without the walk below, which keeps a path for every node (a 100,000-level compiled schema is compared
-/// whole). Any matcher (a one-member object whose key starts with `$`) leaves it to that walk.
-fn plainly_equal(expected: &Value, actual: &Value) -> bool {
-    crate::json::deep_eq_where(expected, actual, |object| !(object.len() == 1 && object.keys().any(|k| k.starts_with('$'))))
+/// Whether `expected` holds no matcher and equals `actual` (in `mode`'s key order: the same order at every
+/// depth for [`MatchMode::Ordered`]) — then it matches — decided without the walk below, which keeps a path
+/// for every node (a 100,000-level compiled schema is compared whole). Any matcher (a one-member object
+/// whose key starts with `$`) leaves it to that walk.
+fn plainly_equal(expected: &Value, actual: &Value, mode: MatchMode) -> bool {
+    crate::json::deep_eq_where(expected, actual, |e, a| {
+        let matcher = e.len() == 1 && e.keys().any(|k| k.starts_with('$'));
+        !matcher && (mode != MatchMode::Ordered || e.keys().eq(a.keys()))
+    })
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -160,7 +164,7 @@ impl<'a> Paths<'a> {
 
 /// Compares `actual` with `expected`.
 pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), MatchError> {
-    if plainly_equal(expected, actual) {
+    if plainly_equal(expected, actual, mode) {
         return Ok(());
     }
     let mut paths = Paths::new();
@@ -316,6 +320,10 @@ mod tests {
         // Inside lists too; and without $ordered the order is free.
         assert!(!ok(json!({ "$ordered": [{ "a": 1, "b": 2 }] }), json!([{ "b": 2, "a": 1 }]), MatchMode::Exact));
         assert!(ok(json!([{ "a": 1, "b": 2 }]), json!([{ "b": 2, "a": 1 }]), MatchMode::Exact));
+        // The mode itself, on values equal but for key order (the plainly-equal shortcut must see the order).
+        let (e, a) = (json!({ "x": [{ "a": 1, "b": 2 }] }), json!({ "x": [{ "b": 2, "a": 1 }] }));
+        assert!(!ok(e.clone(), a.clone(), MatchMode::Ordered));
+        assert!(ok(e.clone(), a.clone(), MatchMode::Exact) && ok(e.clone(), e.clone(), MatchMode::Ordered));
     }
 
     #[test]
