@@ -89,31 +89,19 @@ macro_rules! listed_names {
                     Self::Deferred(d) => &d.rules,
                 }
             }
+
+            /// The item of a large file this listing defers, if it is one.
+            pub fn deferred(&self) -> Option<&Deferred> {
+                match self {
+                    Self::Loaded(_) => None,
+                    Self::Deferred(d) => Some(d),
+                }
+            }
         }
     };
 }
 listed_names!(ListedGroup);
 listed_names!(ListedCase);
-
-impl ListedGroup {
-    /// The item of a large file this listing defers, if it is one.
-    pub fn deferred(&self) -> Option<&Deferred> {
-        match self {
-            Self::Loaded(_) => None,
-            Self::Deferred(d) => Some(d),
-        }
-    }
-}
-
-impl ListedCase {
-    /// The item of a large file this listing defers, if it is one.
-    pub fn deferred(&self) -> Option<&Deferred> {
-        match self {
-            Self::Loaded(_) => None,
-            Self::Deferred(d) => Some(d),
-        }
-    }
-}
 
 impl ListedGroup {
     /// The group, parsed and checked; the error names the file, the item and what is wrong.

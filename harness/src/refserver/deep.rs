@@ -107,13 +107,9 @@ fn write(out: &mut impl Write, value: &Value, limit: usize, js_numbers: bool) ->
 }
 
 /// The length in bytes of a value's compact JSON (`write_compact`'s output, unlimited), counted without
-/// writing it: strings are scanned for the bytes serde_json escapes.
-pub fn compact_len(value: &Value) -> usize {
-    compact_len_up_to(value, usize::MAX).unwrap_or(usize::MAX)
-}
-
-/// [`compact_len`], or `None` as soon as it is known to exceed `limit` (a count that stops early: a
-/// 100,000-level value or a 64 MiB string is not walked whole to say it is large).
+/// writing it (strings are scanned for the bytes serde_json escapes); `None` as soon as it is known to
+/// exceed `limit` (a count that stops early: a 100,000-level value or a 64 MiB string is not walked whole
+/// to say it is large).
 pub fn compact_len_up_to(value: &Value, limit: usize) -> Option<usize> {
     fn string_len(text: &str) -> usize {
         let extra = |b: &u8| match b {
@@ -259,6 +255,10 @@ pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn compact_len(value: &Value) -> usize {
+        compact_len_up_to(value, usize::MAX).unwrap_or(usize::MAX)
+    }
 
     #[test]
     fn compact_len_is_the_written_length() {
