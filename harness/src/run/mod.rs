@@ -158,7 +158,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         extra: Default::default(),
         stray_names: Default::default(),
         info: info.clone(),
-        busy: schedule::BusyGate::per_core(),
+        busy: schedule::BusyLane::per_core(trial::TRIAL_STACK),
     });
 
     let mut trials = Vec::new();
@@ -198,7 +198,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         let line = planned.line;
         let cost = if skip.is_some() { schedule::Cost::Quick } else { schedule::scenario_cost(&planned.scenario) };
         costs.push(cost);
-        let busy = matches!(cost, schedule::Cost::Busy(_));
+        let busy = busy_size(cost);
         let trial = match skip {
             Some((kind, reason)) => {
                 let verdict = Verdict::new(OutcomeName::Skip, Some(kind), reason);
@@ -209,8 +209,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             None => {
                 let scenario = planned.scenario;
                 Trial::ignorable_test(unique(id.clone()), move || {
-                    let _place = busy.then(|| c.busy.enter());
-                    trial::run_scenario(&c, &id, (&file, line), &rules, scenario)
+                    trial::run_scenario(&c, &id, (&file, line), &rules, scenario, busy)
                 })
             }
         };
@@ -224,7 +223,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             _ => schedule::Cost::Quick,
         };
         costs.push(cost);
-        let busy = matches!(cost, schedule::Cost::Busy(_));
+        let busy = busy_size(cost);
         let c = Arc::clone(&ctx);
         let name = unique(group.id().to_owned());
         let trial = match skip {
@@ -238,10 +237,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 }
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
-            None => Trial::ignorable_test(name, move || {
-                let _place = busy.then(|| c.busy.enter());
-                trial::run_group(&c, group)
-            }),
+            None => Trial::ignorable_test(name, move || trial::run_group(&c, group, busy)),
         };
         trials.push(trial);
     }
@@ -253,7 +249,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
             _ => schedule::Cost::Quick,
         };
         costs.push(cost);
-        let busy = matches!(cost, schedule::Cost::Busy(_));
+        let busy = busy_size(cost);
         let c = Arc::clone(&ctx);
         let name = unique(case.id().to_owned());
         let trial = match skip {
@@ -263,10 +259,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
                 prerecorded.push((id.clone(), file.clone(), rules.clone(), verdict.clone()));
                 Trial::ignorable_test(name, move || trial::settle(&c, &id, &file, &rules, &verdict)).with_ignored_flag(true)
             }
-            None => Trial::ignorable_test(name, move || {
-                let _place = busy.then(|| c.busy.enter());
-                trial::run_sdk(&c, case)
-            }),
+            None => Trial::ignorable_test(name, move || trial::run_sdk(&c, case, busy)),
         };
         trials.push(trial);
     }
@@ -340,6 +333,11 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
 }
 
+
+/// A busy trial's expected size, the [`schedule::BusyLane`]'s priority; `None` for the others.
+fn busy_size(cost: schedule::Cost) -> Option<u64> {
+    if let schedule::Cost::Busy(bytes) = cost { Some(bytes) } else { None }
+}
 
 /// How long the adapters get at the end of the run to exit once their stdin is closed.
 const FINISH_WAIT: Duration = Duration::from_secs(1);

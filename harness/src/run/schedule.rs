@@ -11,10 +11,12 @@
 //! They start first, busy and waiting alternately (largest first in each kind), so the waits overlap the
 //! busy work; then the scenarios with a code runtime (Python first: a run is a process), then the rest, each
 //! kind in listed order. Against the in-process reference the runner uses two threads per core plus
-//! [`WAITING_THREADS`] (a waiting trial holds a thread, not a core), and busy trials pass a [`BusyGate`]
-//! with one place per core: more of them at once would only interleave on the cores while their memory
-//! peaks add up. The order never changes an outcome: every trial has its own session.
+//! [`WAITING_THREADS`] (a waiting trial holds a thread, not a core), and busy trials run in the
+//! [`BusyLane`]: one long-lived large-stack thread per core, largest waiting trial first (more at once would
+//! only interleave on the cores while their memory peaks add up, and fresh threads would fault their deep
+//! stacks in again). The order never changes an outcome: every trial has its own session.
 
+use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex};
 
 use dsh_conformance::Scenario;
@@ -131,44 +133,145 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from)
 }
 
-/// Lets at most one busy trial per core run at once. Busy trials are CPU-bound, so more of them at once
-/// only interleave, and each holds hundreds of megabytes: their peak together is memory the kernel must
-/// fault in and zero, which on this kind of virtual machine is most of their system time.
-pub struct BusyGate {
-    free: Mutex<usize>,
-    freed: Condvar,
+/// Runs busy trials on one long-lived large-stack thread per core, the largest waiting one first.
+///
+/// Busy trials are CPU-bound, so more of them at once would only interleave on the cores while their memory
+/// peaks add up. They also recurse 100,000 levels deep, touching 150–250 MB of stack each: on a fresh
+/// thread every page of that is a fault the kernel must zero (measured: 45,000 faults and 0.2–1.5 s of
+/// system time for one `deep_dsl` item, against 0.9 s of user time). The lane's threads live for the whole
+/// run, so their stacks are faulted in once and then reused.
+pub struct BusyLane {
+    shared: std::sync::Arc<Lane>,
+    workers: usize,
+    stack: usize,
 }
 
-/// A busy trial's place at the [`BusyGate`], given back when dropped.
-pub struct Permit<'a>(&'a BusyGate);
+struct Lane {
+    state: Mutex<LaneState>,
+    ready: Condvar,
+}
 
-impl BusyGate {
-    /// A gate with one place per core.
-    pub fn per_core() -> Self {
-        Self::new(cores())
+#[derive(Default)]
+struct LaneState {
+    queue: BinaryHeap<Queued>,
+    started: usize,
+    submitted: u64,
+}
+
+/// A waiting job: the largest cost first, then the one submitted first.
+struct Queued {
+    cost: u64,
+    seq: u64,
+    job: Box<dyn FnOnce() + Send>,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.cost, self.seq) == (other.cost, other.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.cost.cmp(&other.cost).then(other.seq.cmp(&self.seq))
+    }
+}
+
+impl BusyLane {
+    /// A lane with one thread per core, each with a `stack`-byte stack.
+    pub fn per_core(stack: usize) -> Self {
+        Self::new(cores(), stack)
     }
 
-    /// A gate with `places` places (at least one).
-    pub fn new(places: usize) -> Self {
-        BusyGate { free: Mutex::new(places.max(1)), freed: Condvar::new() }
+    /// A lane with `workers` threads (at least one), started as jobs arrive.
+    pub fn new(workers: usize, stack: usize) -> Self {
+        let shared = std::sync::Arc::new(Lane { state: Mutex::new(LaneState::default()), ready: Condvar::new() });
+        BusyLane { shared, workers: workers.max(1), stack }
     }
 
-    /// Waits for a place.
-    pub fn enter(&self) -> Permit<'_> {
-        let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// Runs `f` on one of the lane's threads once it is the largest job waiting (`cost`: its expected
+    /// size) and a thread is free, and waits for it.
+    pub fn run<T: Send + 'static>(&self, cost: u64, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Unrun> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = Box::new(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = tx.send(ran.map_err(|panic| Unrun::Panicked(panic_text(panic))));
+        });
+        let mut state = lock(&self.shared.state);
+        state.submitted += 1;
+        let seq = state.submitted;
+        state.queue.push(Queued { cost, seq, job });
+        if state.started < self.workers {
+            let shared = std::sync::Arc::clone(&self.shared);
+            let spawned =
+                std::thread::Builder::new().name("trial".into()).stack_size(self.stack).spawn(move || work(&shared));
+            match spawned {
+                Ok(_) => state.started += 1,
+                Err(e) if state.started == 0 => {
+                    // No thread would ever take the job: take it back.
+                    state.queue.retain(|q| q.seq != seq);
+                    return Err(Unrun::NoThread(e.to_string()));
+                }
+                // The threads already running will take it.
+                Err(_) => {}
+            }
         }
-        *free -= 1;
-        Permit(self)
+        drop(state);
+        self.shared.ready.notify_one();
+        rx.recv().unwrap_or_else(|_| Err(Unrun::Panicked("the busy lane dropped the trial".into())))
     }
 }
 
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-        self.0.freed.notify_one();
+/// Why a job given to a thread did not give back its result.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unrun {
+    /// It panicked with this message.
+    Panicked(String),
+    /// No thread could be started for it (the system's error).
+    NoThread(String),
+}
+
+impl std::fmt::Display for Unrun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unrun::Panicked(message) => write!(f, "the harness panicked: {message}"),
+            Unrun::NoThread(error) => write!(f, "cannot start a trial thread: {error}"),
+        }
     }
+}
+
+/// A lane thread: takes the largest waiting job, runs it, and waits for the next, for the rest of the run.
+fn work(lane: &Lane) {
+    loop {
+        let job = {
+            let mut state = lock(&lane.state);
+            loop {
+                if let Some(queued) = state.queue.pop() {
+                    break queued.job;
+                }
+                state = lane.ready.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        };
+        job();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The message of a caught panic.
+pub fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 #[cfg(test)]
@@ -193,23 +296,59 @@ mod tests {
     }
 
     #[test]
-    fn the_busy_gate_lets_in_as_many_as_it_has_places() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let gate = BusyGate::new(2);
-        let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        std::thread::scope(|scope| {
-            for _ in 0..6 {
-                scope.spawn(|| {
-                    let _place = gate.enter();
-                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    inside.fetch_sub(1, Ordering::SeqCst);
+    fn the_busy_lane_runs_on_its_threads_largest_first_and_reuses_them() {
+        use std::sync::{Arc, Mutex};
+        let lane = Arc::new(BusyLane::new(1, 1 << 20));
+        // Hold the lane's only thread, so the next jobs queue up behind it.
+        let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
+        let first = {
+            let lane = Arc::clone(&lane);
+            std::thread::spawn(move || lane.run(0, move || (hold_rx.recv().ok(), std::thread::current().id()).1))
+        };
+        while lock(&lane.shared.state).started == 0 || !lock(&lane.shared.state).queue.is_empty() {
+            std::thread::yield_now();
+        }
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let jobs: Vec<_> = [10_u64, 30, 20, 30]
+            .into_iter()
+            .enumerate()
+            .map(|(i, cost)| {
+                let (mine, order) = (Arc::clone(&lane), Arc::clone(&order));
+                let job = std::thread::spawn(move || {
+                    mine.run(cost, move || {
+                        order.lock().unwrap().push(i);
+                        std::thread::current().id()
+                    })
                 });
-            }
+                // Submitted one after another, so equal costs keep their order.
+                while lock(&lane.shared.state).queue.len() < i + 1 {
+                    std::thread::yield_now();
+                }
+                job
+            })
+            .collect();
+        hold_tx.send(()).unwrap();
+        let thread = first.join().unwrap().unwrap();
+        for job in jobs {
+            assert_eq!(job.join().unwrap().unwrap(), thread, "every job ran on the lane's one thread");
+        }
+        assert_eq!(*order.lock().unwrap(), [1, 3, 2, 0], "largest first; equal costs in submission order");
+        assert_eq!(lock(&lane.shared.state).started, 1, "one thread, started once");
+    }
+
+    #[test]
+    fn a_panicking_job_is_reported_and_the_lane_goes_on() {
+        let lane = BusyLane::new(2, 1 << 20);
+        let panicked = lane.run(1, || -> u8 { panic!("deliberately") });
+        assert_eq!(panicked, Err(Unrun::Panicked("deliberately".to_owned())));
+        assert_eq!(lane.run(1, || 7), Ok(7));
+        let two = std::thread::scope(|scope| {
+            let a = scope.spawn(|| lane.run(5, || std::thread::sleep(std::time::Duration::from_millis(30))));
+            let b = scope.spawn(|| lane.run(5, || std::thread::sleep(std::time::Duration::from_millis(30))));
+            (a.join().unwrap(), b.join().unwrap())
         });
-        assert_eq!(most.load(Ordering::SeqCst), 2, "two places: never more, and both used");
-        assert_eq!(*gate.free.lock().unwrap(), 2, "every place given back");
+        assert_eq!(two, (Ok(()), Ok(())));
+        assert!(lock(&lane.shared.state).started <= 2, "never more threads than places");
     }
 
     #[test]

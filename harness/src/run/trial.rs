@@ -25,7 +25,7 @@ use super::suite;
 use super::verdict::Verdict;
 
 /// Stack of the thread each trial runs on: deep values are dropped, cloned and compared recursively.
-const TRIAL_STACK: usize = 256 << 20;
+pub const TRIAL_STACK: usize = 256 << 20;
 /// How many transcript lines a failure message shows (the report keeps them all).
 const MESSAGE_TRANSCRIPT_LINES: usize = 30;
 
@@ -47,8 +47,8 @@ pub struct Context {
     pub stray_names: Mutex<HashMap<String, usize>>,
     /// What the subject declared at start-up (a loaded corpus group may need more than its listing showed).
     pub info: SubjectInfo,
-    /// Busy trials (large corpus items, `heavy` scenarios) take a place here first: one per core at once.
-    pub busy: super::schedule::BusyGate,
+    /// Where busy trials (large corpus items, `heavy` scenarios) run: one long-lived thread per core.
+    pub busy: super::schedule::BusyLane,
 }
 
 impl Context {
@@ -82,18 +82,20 @@ impl Context {
     }
 }
 
-/// Runs one scenario (starting at `line` of `file`) as a trial.
+/// Runs one scenario (starting at `line` of `file`) as a trial; `busy`: its expected size when it is a
+/// busy one (it then runs in the [`super::schedule::BusyLane`]).
 pub fn run_scenario(
     ctx: &Arc<Context>,
     id: &str,
     (file, line): (&str, usize),
     rules: &[String],
     scenario: Scenario,
+    busy: Option<u64>,
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
     let shared = Arc::clone(ctx);
     let session = id.to_owned();
-    let verdict = on_big_stack(move || check(&shared, &session, scenario));
+    let verdict = on_big_stack(ctx, busy, move || check(&shared, &session, scenario));
     let entry = ctx.expectations.get(id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
@@ -102,12 +104,12 @@ pub fn run_scenario(
 }
 
 /// Runs one validation-corpus group as a trial, loading it first when it was only indexed (a problem in
-/// it is `ERROR(scenario)`).
-pub fn run_group(ctx: &Arc<Context>, group: ListedGroup) -> Result<Completion, Failed> {
+/// it is `ERROR(scenario)`); `busy` as for [`run_scenario`].
+pub fn run_group(ctx: &Arc<Context>, group: ListedGroup, busy: Option<u64>) -> Result<Completion, Failed> {
     let started = Instant::now();
     let (id, file, rules) = (group.id().to_owned(), group.file().to_owned(), group.rules().to_vec());
     let shared = Arc::clone(ctx);
-    let verdict = on_big_stack(move || {
+    let verdict = on_big_stack(ctx, busy, move || {
         let group = match group.load() {
             Ok(group) => group,
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
@@ -124,12 +126,12 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup) -> Result<Completion, F
 }
 
 /// Runs one SDK-corpus case as a trial, loading it first when it was only indexed (a problem in it is
-/// `ERROR(scenario)`).
-pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase) -> Result<Completion, Failed> {
+/// `ERROR(scenario)`); `busy` as for [`run_scenario`].
+pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Result<Completion, Failed> {
     let started = Instant::now();
     let (id, file, rules) = (case.id().to_owned(), case.file().to_owned(), case.rules().to_vec());
     let shared = Arc::clone(ctx);
-    let verdict = on_big_stack(move || {
+    let verdict = on_big_stack(ctx, busy, move || {
         let case = match case.load() {
             Ok(case) => case,
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
@@ -205,21 +207,18 @@ fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duratio
     verdict
 }
 
-/// Runs `f` on a thread with a large stack; a panic becomes `ERROR(harness)`.
-fn on_big_stack(f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
-    let spawned = std::thread::Builder::new().name("trial".into()).stack_size(TRIAL_STACK).spawn(f);
-    let joined = match spawned {
-        Ok(handle) => handle.join(),
-        Err(e) => return Verdict::new(OutcomeName::Error, Some("harness"), format!("cannot start a trial thread: {e}")),
+/// Runs `f` on a thread with a large stack: a busy trial (`busy`: its expected size) in the context's
+/// [`super::schedule::BusyLane`], any other on a thread of its own. A panic becomes `ERROR(harness)`.
+fn on_big_stack(ctx: &Context, busy: Option<u64>, f: impl FnOnce() -> Verdict + Send + 'static) -> Verdict {
+    use super::schedule::{Unrun, panic_text};
+    let ran = match busy {
+        Some(size) => ctx.busy.run(size, f),
+        None => match std::thread::Builder::new().name("trial".into()).stack_size(TRIAL_STACK).spawn(f) {
+            Ok(handle) => handle.join().map_err(|panic| Unrun::Panicked(panic_text(panic))),
+            Err(e) => Err(Unrun::NoThread(e.to_string())),
+        },
     };
-    joined.unwrap_or_else(|panic| {
-        let text = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "(no message)".into());
-        Verdict::new(OutcomeName::Error, Some("harness"), format!("the harness panicked: {text}"))
-    })
+    ran.unwrap_or_else(|unrun| Verdict::new(OutcomeName::Error, Some("harness"), unrun.to_string()))
 }
 
 /// What libtest-mimic shows: a failure starts with a header naming where the trial is (`location`: the
