@@ -159,13 +159,15 @@ impl Deferred {
 pub fn index_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> (Vec<ListedGroup>, Vec<LoadError>) {
     let (paths, mut errors) = json_files(dir, display);
     let mut groups = Vec::new();
-    for path in paths {
-        let (stem, shown) = names(&path, display);
-        let listed = if is_large(&path) {
-            index_validation_file(&path, &stem, &shown, catalog).map(|d| d.into_iter().map(ListedGroup::Deferred).collect())
+    let listed = each_file(&paths, |path| {
+        let (stem, shown) = names(path, display);
+        if is_large(path) {
+            index_validation_file(path, &stem, &shown, catalog).map(|d| d.into_iter().map(ListedGroup::Deferred).collect())
         } else {
-            corpus::load_file(&path, &stem, &shown, catalog).map(|g| g.into_iter().map(ListedGroup::Loaded).collect::<Vec<_>>())
-        };
+            corpus::load_file(path, &stem, &shown, catalog).map(|g| g.into_iter().map(ListedGroup::Loaded).collect::<Vec<_>>())
+        }
+    });
+    for listed in listed {
         match listed {
             Ok(listed) => groups.extend(listed),
             Err(problems) => errors.extend(problems),
@@ -178,19 +180,49 @@ pub fn index_validation_corpus(dir: &Path, display: &str, catalog: Option<&Catal
 pub fn index_sdk_corpus(dir: &Path, display: &str, catalog: Option<&Catalog>) -> (Vec<ListedCase>, Vec<LoadError>) {
     let (paths, mut errors) = json_files(dir, display);
     let mut cases = Vec::new();
-    for path in paths {
-        let (stem, shown) = names(&path, display);
-        let listed = if is_large(&path) {
-            index_sdk_file(&path, &stem, &shown, catalog).map(|d| d.into_iter().map(ListedCase::Deferred).collect())
+    let listed = each_file(&paths, |path| {
+        let (stem, shown) = names(path, display);
+        let listed = if is_large(path) {
+            index_sdk_file(path, &stem, &shown, catalog).map(|d| d.into_iter().map(ListedCase::Deferred).collect())
         } else {
-            sdk_corpus::load_file(&path, &stem, &shown, catalog).map(|c| c.into_iter().map(ListedCase::Loaded).collect::<Vec<_>>())
+            sdk_corpus::load_file(path, &stem, &shown, catalog).map(|c| c.into_iter().map(ListedCase::Loaded).collect::<Vec<_>>())
         };
+        listed.map_err(|(field, message)| file_error(&shown, field, message))
+    });
+    for listed in listed {
         match listed {
             Ok(listed) => cases.extend(listed),
-            Err((field, message)) => errors.push(file_error(&shown, field, message)),
+            Err(error) => errors.push(error),
         }
     }
     (cases, errors)
+}
+
+/// `f` of every path, in the paths' order, spread over the cores: listing reads and scans tens of
+/// megabytes of large files, each on its own. A file whose thread panics (a bug) panics the caller.
+fn each_file<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(paths.len());
+    if threads <= 1 {
+        return paths.iter().map(|p| f(p)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = paths.get(i) else { break mine };
+                        mine.push((i, f(path)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 fn is_large(path: &Path) -> bool {
