@@ -240,3 +240,33 @@ fn help_lists_the_harness_options() {
         assert!(out.stdout.contains(option), "{option} missing from --help:\n{}", out.stdout);
     }
 }
+
+/// An exact filter loads only its trial's source (`suite::Sources`): the entries of the sources it leaves
+/// out cannot be checked, and are not called unknown; a typo in the source it loads still is.
+#[test]
+fn an_exact_filter_does_not_call_entries_of_unloaded_sources_unknown() {
+    let dir = temp_dir("broken-expectations-exact");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("ok-a")), ("2.yaml", scenario("ok-b"))]);
+    let adapter = fake_adapter(&dir);
+    let expectations = dir.join("expectations.yaml");
+    let corpus_entry = "- id: \"corpus/validation/deep#1-x\"\n  outcome: FAIL\n  reason: a corpus item\n";
+    let report_path = dir.join("report.jsonl");
+    let mut args = adapter_args(&adapter, &spec, &report_path);
+    args.extend(["--expectations", expectations.to_str().unwrap(), "--exact", "ok-a"]);
+    std::fs::write(&expectations, corpus_entry).unwrap();
+    let out = run(&dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", out.log());
+    assert_eq!(read_report(&report_path).outcomes(), [("ok-a".to_owned(), "PASS".to_owned())].into());
+    std::fs::write(&expectations, format!("{corpus_entry}- id: ok-typo\n  outcome: FAIL\n  reason: no such scenario\n")).unwrap();
+    let out = run(&dir, &args);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    let problem = format!("{}:4", expectations.display());
+    let report = read_report(&report_path);
+    assert!(report.message(&problem).contains("unknown scenario id `ok-typo`"), "{:?}", report.labels());
+    // Unfiltered, the corpus entry is checked again (this spec has no corpus: unknown).
+    let unfiltered = &args[..args.len() - 2];
+    let out = run(&dir, unfiltered);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    let first = format!("{}:1", expectations.display());
+    assert!(read_report(&report_path).message(&first).contains("unknown scenario id `corpus/validation/deep#1-x`"));
+}

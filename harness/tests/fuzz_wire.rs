@@ -106,7 +106,7 @@ proptest! {
             text.push_str(&format!("{key}: {value}\n"));
         }
         let known: HashSet<&str> = ["a", "b"].into_iter().collect();
-        let (expectations, problems) = Expectations::parse(&text, &known);
+        let (expectations, problems) = Expectations::parse(&text, |id| known.contains(id));
         for problem in &problems {
             prop_assert!(problem.line >= 1 && problem.line <= text.lines().count().max(1), "{problem:?} in\n{text}");
         }

@@ -16,7 +16,7 @@
 //! the reason [`PLACEHOLDER`], which is a problem when the file is next loaded, so nobody forgets to say
 //! why. Entries of trials the run did not select (a filter) are kept as they were.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use dsh_conformance::OutcomeName;
@@ -67,16 +67,17 @@ struct RawEntry {
 }
 
 impl Expectations {
-    /// Loads `path`, checking every id against `known` scenario ids.
-    pub fn load(path: &Path, known: &HashSet<&str>) -> (Expectations, Vec<Problem>) {
+    /// Loads `path`, checking every id with `known` (whether the suite has a trial of that id).
+    pub fn load(path: &Path, known: impl Fn(&str) -> bool) -> (Expectations, Vec<Problem>) {
         match dsh_conformance::files::read_text(path) {
             Ok(text) => Expectations::parse(&text, known),
             Err(e) => (Expectations::default(), vec![Problem { line: e.line, message: e.message }]),
         }
     }
 
-    /// Parses the text of an expectations file, checking every id against `known` scenario ids.
-    pub fn parse(text: &str, known: &HashSet<&str>) -> (Expectations, Vec<Problem>) {
+    /// Parses the text of an expectations file, checking every id with `known` (whether the suite has a
+    /// trial of that id).
+    pub fn parse(text: &str, known: impl Fn(&str) -> bool) -> (Expectations, Vec<Problem>) {
         let mut problems = Vec::new();
         let doc = match dsh_conformance::yaml::parse(text) {
             Ok(doc) => doc,
@@ -131,7 +132,7 @@ impl Expectations {
                     continue;
                 }
             };
-            if !known.contains(entry.id.as_str()) {
+            if !known(entry.id.as_str()) {
                 problem(line, format!("unknown scenario id `{}` (stale entry, or a typo?)", entry.id));
                 continue;
             }

@@ -85,6 +85,19 @@ impl Sources {
     }
 }
 
+impl Sources {
+    /// Whether the trial named `id` comes from a source these load.
+    pub fn loads(&self, id: &str) -> bool {
+        if id.starts_with("corpus/validation/") {
+            self.validation
+        } else if id.starts_with("corpus/sdk/") {
+            self.sdk
+        } else {
+            self.scenarios
+        }
+    }
+}
+
 /// The validation corpus next to a spec directory: `<spec>/../corpus/validation`.
 pub fn default_corpus(spec: &Path) -> PathBuf {
     spec.parent().unwrap_or(Path::new(".")).join("corpus").join("validation")
