@@ -1,7 +1,9 @@
 //! Comparing an expectation with what the subject reported (`spec/README.md` § Results and matchers):
 //! exact or subset (`resultIncludes`: only the keys it names, recursively in mappings; lists always
-//! exactly), with the matchers `{ $any: true }`, `{ $regex: "..." }` and `{ $ordered: V }` (V exactly,
-//! with every mapping's keys in V's order) allowed anywhere in the expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
+//! exactly), with the matchers `{ $any: true }`, `{ $regex: "..." }`, `{ $repeat: { text, times, suffix? } }`
+//! (a string that is `text` exactly `times` times, then `suffix`: a 64 MiB log checked whole at memory
+//! speed) and `{ $ordered: V }` (V exactly, with every mapping's keys in V's order) allowed anywhere in the
+//! expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
 
 use std::fmt::Write as _;
 
@@ -45,7 +47,55 @@ pub enum MatchError {
 enum Matcher<'a> {
     Any,
     Regex(&'a str),
+    Repeat(Repeat<'a>),
     Ordered(&'a Value),
+}
+
+/// `{ $repeat: { text, times, suffix? } }`: `text` exactly `times` times, then `suffix` (default empty).
+struct Repeat<'a> {
+    text: &'a str,
+    times: u64,
+    suffix: &'a str,
+}
+
+impl Repeat<'_> {
+    fn parse(spec: &serde_json::Map<String, Value>) -> Result<Repeat<'_>, String> {
+        const SHAPE: &str = "`$repeat` takes { text: string, times: non-negative integer, suffix?: string }";
+        if let Some(other) = spec.keys().find(|k| !matches!(k.as_str(), "text" | "times" | "suffix")) {
+            return Err(format!("{SHAPE}; unknown key {other:?}"));
+        }
+        let text = spec.get("text").and_then(Value::as_str).ok_or(SHAPE)?;
+        let times = spec.get("times").and_then(Value::as_u64).ok_or(SHAPE)?;
+        let suffix = match spec.get("suffix") {
+            None => "",
+            Some(suffix) => suffix.as_str().ok_or(SHAPE)?,
+        };
+        Ok(Repeat { text, times, suffix })
+    }
+
+    /// Whether `s` is exactly this repetition. The body is compared a few kilobytes of repeated text at a
+    /// time, so a 64 MiB string costs milliseconds (a regular expression walks it a byte at a time).
+    fn matches(&self, s: &str) -> bool {
+        let body_len = (self.text.len() as u64).checked_mul(self.times).and_then(|n| usize::try_from(n).ok());
+        let Some(body_len) = body_len else { return false };
+        if s.len() != body_len.saturating_add(self.suffix.len()) || !s.ends_with(self.suffix) {
+            return false;
+        }
+        let body = &s.as_bytes()[..body_len];
+        if self.text.is_empty() {
+            return true;
+        }
+        let block = self.text.repeat((4096 / self.text.len()).max(1)).into_bytes();
+        let mut chunks = body.chunks_exact(block.len());
+        let whole = chunks.by_ref().all(|chunk| chunk == block.as_slice());
+        // The rest is a whole number of `text`s, since both lengths are.
+        whole && chunks.remainder() == &block[..chunks.remainder().len()]
+    }
+
+    fn describe(&self) -> String {
+        let suffix = if self.suffix.is_empty() { String::new() } else { format!(" then {:?}", self.suffix) };
+        format!("{:?} repeated {} times{suffix}", self.text, self.times)
+    }
 }
 
 /// A mapping with a single `$`-key is a matcher; `Err` for an unknown `$`-key.
@@ -60,6 +110,8 @@ fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
         ("$any", _) => Err("`$any` takes `true`".into()),
         ("$regex", Value::String(re)) => Ok(Some(Matcher::Regex(re))),
         ("$regex", _) => Err("`$regex` takes a string".into()),
+        ("$repeat", Value::Object(spec)) => Repeat::parse(spec).map(|r| Some(Matcher::Repeat(r))),
+        ("$repeat", _) => Err("`$repeat` takes { text: string, times: non-negative integer, suffix?: string }".into()),
         ("$ordered", v) => Ok(Some(Matcher::Ordered(v))),
         (k, _) if k.starts_with('$') => Err(format!("unknown matcher {k:?}")),
         _ => Ok(None),
@@ -189,6 +241,17 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
                     _ => return Err(MatchError::Mismatch { path, what: format!("expected a string matching /{re}/, got {}", kind(a)) }),
                 }
             }
+            Ok(Some(Matcher::Repeat(repeat))) => match a {
+                Value::String(s) if repeat.matches(s) => continue,
+                _ => {
+                    let got = match a {
+                        Value::String(s) => format!("{} ({} bytes)", short(a), s.len()),
+                        other => kind(other).to_owned(),
+                    };
+                    let what = format!("expected {}, got {got}", repeat.describe());
+                    return Err(MatchError::Mismatch { path: paths.render(at), what });
+                }
+            },
             Ok(None) => {}
         }
         match (e, a) {
@@ -275,6 +338,7 @@ fn shown_expectation(e: &Value, a: &Value, depth: usize) -> Value {
         let matched = match m {
             Matcher::Any => true,
             Matcher::Regex(re) => matches!((Regex::new(re), a), (Ok(r), Value::String(s)) if r.is_match(s)),
+            Matcher::Repeat(repeat) => matches!(a, Value::String(s) if repeat.matches(s)),
             Matcher::Ordered(inner) => return shown_expectation(inner, a, depth + 1),
         };
         return if matched && json::depth(a) <= SHALLOW { a.clone() } else { e.clone() };
@@ -356,6 +420,40 @@ mod tests {
         assert!(matches!(check(&json!({"$any": false}), &json!("x"), MatchMode::Exact), Err(MatchError::BadMatcher { .. })));
         // a two-key mapping with a `$` key is an ordinary mapping
         assert!(ok(json!({"$any": true, "b": 1}), json!({"$any": true, "b": 1}), MatchMode::Exact));
+    }
+
+    #[test]
+    fn repeat_matches_the_whole_string() {
+        let rep = |spec: Value| json!({ "$repeat": spec });
+        let xs = "x".repeat(10_000);
+        assert!(ok(rep(json!({ "text": "x", "times": 10_000 })), json!(xs), MatchMode::Exact));
+        assert!(ok(rep(json!({ "text": "x", "times": 10_000, "suffix": "\n7" })), json!(format!("{xs}\n7")), MatchMode::Exact));
+        assert!(ok(rep(json!({ "text": "ab", "times": 3 })), json!("ababab"), MatchMode::Exact));
+        assert!(ok(rep(json!({ "text": "", "times": 5, "suffix": "s" })), json!("s"), MatchMode::Exact));
+        assert!(ok(rep(json!({ "text": "é", "times": 2 })), json!("éé"), MatchMode::Exact));
+        // One byte short or long, a wrong byte deep inside (past the first block, and in the tail), a
+        // missing suffix, a text that does not tile the string, a non-string.
+        assert!(!ok(rep(json!({ "text": "x", "times": 10_000 })), json!(&xs[1..]), MatchMode::Exact));
+        assert!(!ok(rep(json!({ "text": "x", "times": 10_000 })), json!(format!("{xs}x")), MatchMode::Exact));
+        for at in [5_000, 9_999] {
+            let mut bad = xs.clone().into_bytes();
+            bad[at] = b'y';
+            let bad = String::from_utf8(bad).unwrap();
+            assert!(!ok(rep(json!({ "text": "x", "times": 10_000 })), json!(bad), MatchMode::Exact), "wrong byte at {at}");
+        }
+        assert!(!ok(rep(json!({ "text": "x", "times": 10_000, "suffix": "\n7" })), json!(format!("{xs}\n8")), MatchMode::Exact));
+        assert!(!ok(rep(json!({ "text": "ab", "times": 3 })), json!("abbaab"), MatchMode::Exact));
+        assert_eq!(
+            check(&rep(json!({ "text": "x", "times": 3 })), &json!([1]), MatchMode::Exact),
+            Err(MatchError::Mismatch { path: "$".into(), what: "expected \"x\" repeated 3 times, got a list".into() })
+        );
+        assert_eq!(
+            check(&json!({ "a": rep(json!({ "text": "x", "times": 3, "suffix": "!" })) }), &json!({ "a": "xx!" }), MatchMode::Exact),
+            Err(MatchError::Mismatch { path: "$.a".into(), what: "expected \"x\" repeated 3 times then \"!\", got \"xx!\" (3 bytes)".into() })
+        );
+        for bad in [json!("x"), json!({ "text": "x" }), json!({ "text": "x", "times": -1 }), json!({ "text": "x", "times": 2, "end": "" })] {
+            assert!(matches!(check(&rep(bad.clone()), &json!("xx"), MatchMode::Exact), Err(MatchError::BadMatcher { .. })), "{bad}");
+        }
     }
 
     #[test]

@@ -407,7 +407,8 @@ pub struct RenderSdk {
     pub tools: Vec<Value>,
 }
 
-/// What a step must produce. Values may contain the matchers `{ $any: true }` and `{ $regex: "..." }`.
+/// What a step must produce. Values may contain the matchers of `crate::matchers` (`$any`, `$regex`,
+/// `$repeat`, `$ordered`).
 /// A key given as `null` (`tool: null`) is `Some(Value::Null)`, distinct from an absent key.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
