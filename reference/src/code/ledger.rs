@@ -31,12 +31,11 @@ pub fn json_string_bytes_up_to(text: &str, max_bytes: u64) -> Option<u64> {
         return None;
     }
     // Byte-wise, a chunk at a time: every UTF-8 byte of a character JSON.stringify keeps costs 1, so only
-    // `"`, `\` and control bytes add anything, and a chunk without them (the common case, checked in a
-    // loop the compiler vectorizes) costs its length. The limit is checked per chunk: the answer is the
-    // same, as bytes only grow.
+    // `"`, `\` and control bytes add anything, and a chunk without them (the common case) costs its
+    // length. The limit is checked per chunk: the answer is the same, as bytes only grow.
     for chunk in text.as_bytes().chunks(4096) {
         bytes += chunk.len() as u64;
-        if chunk.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        if has_escapes(chunk) {
             bytes += chunk.iter().map(|&b| escape_extra(b)).sum::<u64>();
         }
         if bytes > max_bytes {
@@ -44,6 +43,13 @@ pub fn json_string_bytes_up_to(text: &str, max_bytes: u64) -> Option<u64> {
         }
     }
     Some(bytes)
+}
+
+/// Whether `chunk` holds a byte JSON escapes (`"`, `\\`, a control byte). Folded without an early exit, so
+/// the compiler checks 16 or more bytes per instruction (`Iterator::any` stops at each byte to ask: the
+/// ledger's share of the 64 MiB code-run trial went from 15% of its samples to 1%).
+fn has_escapes(chunk: &[u8]) -> bool {
+    chunk.iter().fold(false, |seen, &b| seen | (b < 0x20) | (b == b'"') | (b == b'\\'))
 }
 
 /// What escaping adds to one byte of a JSON string beyond the byte itself (see [`char_bytes`]).
