@@ -9,14 +9,16 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Parses one JSON text with no depth limit, in one pass with an explicit stack (`json_build.rs`: no
+mod build;
+
+/// Parses one JSON text with no depth limit, in one pass with an explicit stack (`json/build.rs`: no
 /// recursion, so a 100,000-level corpus item touches no deep stack).
 ///
 /// Text it does not accept goes to serde_json for the error message: its recursion limit lifted,
 /// `serde_stacker` growing the stack on the heap as the parse descends, and the text checked without
 /// building anything first (a parse that fails half-way would drop a deep subtree recursively).
 pub fn parse_line(line: &str) -> Result<Value, String> {
-    if let Some(value) = crate::json_build::parse(line) {
+    if let Some(value) = build::parse(line) {
         return Ok(value);
     }
     check_syntax(line)?;

@@ -12,7 +12,6 @@ pub mod files;
 pub mod fixture;
 pub mod instruction;
 pub mod json;
-mod json_build;
 mod json_scan;
 pub mod listener;
 pub mod loader;

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::dismantle;
+use super::dismantle;
 
 /// A container still open.
 enum Open {
@@ -192,7 +192,7 @@ mod tests {
 
     /// The same value, and the same key order at every depth.
     fn same(a: &Value, b: &Value) -> bool {
-        crate::json::deep_eq_where(a, b, |x, y| x.keys().eq(y.keys()))
+        super::super::deep_eq_where(a, b, |x, y| x.keys().eq(y.keys()))
     }
 
     fn agrees(text: &str) {
@@ -235,7 +235,7 @@ mod tests {
             .stack_size(256 << 10)
             .spawn(move || {
                 let value = parse(&text).map(|v| {
-                    let depth = crate::json::depth(&v);
+                    let depth = super::super::depth(&v);
                     dismantle(v);
                     depth
                 });
