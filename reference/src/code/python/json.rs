@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Number, Value};
 
+use crate::code::ledger::plain_run;
+
 /// 2^53: every integer of at most this magnitude is exact as a JavaScript number.
 pub(super) const EXACT_LIMIT: f64 = 9_007_199_254_740_992.0;
 
@@ -473,41 +475,10 @@ fn push_number(out: &mut String, n: &Number) -> Option<()> {
     Some(())
 }
 
-/// How many bytes `bytes` starts with that a JSON string holds as they are (not `"`, `\\` or a control
-/// byte). Checked 32 bytes at a time without an early exit, so the compiler compares many bytes per
-/// instruction: Python's 64 MiB logs arrive as one string.
-fn plain_run(bytes: &[u8]) -> usize {
-    let special = |b: u8| (b == b'"') | (b == b'\\') | (b < 0x20);
-    let mut clean = 0;
-    for block in bytes.chunks_exact(32) {
-        if block.iter().fold(false, |seen, &b| seen | special(b)) {
-            break;
-        }
-        clean += 32;
-    }
-    let rest = &bytes[clean..];
-    clean + rest.iter().position(|&b| special(b)).unwrap_or(rest.len())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_runs_stop_at_the_first_special_byte_wherever_it_is() {
-        assert_eq!(plain_run(b""), 0);
-        assert_eq!(plain_run(&[b'x'; 100]), 100);
-        for at in [0, 1, 31, 32, 33, 63, 64, 95, 99] {
-            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-                let mut bytes = vec![b'x'; 100];
-                bytes[at] = special;
-                bytes[99] = b'"';
-                assert_eq!(plain_run(&bytes), at, "{special:#x} at {at}");
-            }
-        }
-        assert_eq!(plain_run("é😀 ok\"".as_bytes()), "é😀 ok".len());
-    }
 
     #[test]
     fn numbers_are_read_from_their_tokens() {
