@@ -12,6 +12,7 @@
 //! Spec: CDM-001..CDM-007.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::callback::BoxFuture;
@@ -130,6 +131,9 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct ExecutorTable {
     entries: Mutex<Vec<Entry>>,
+    /// Whether any executor is installed, kept under the lock: every execute asks, and most runtimes
+    /// install none, so the common answer comes without taking the lock.
+    installed: AtomicBool,
 }
 
 impl ExecutorTable {
@@ -145,6 +149,7 @@ impl ExecutorTable {
         }
         let id = next_id();
         entries.push(Entry { id, scope: scope.cloned(), executor });
+        self.installed.store(true, Ordering::Release);
         Ok(id)
     }
 
@@ -154,6 +159,7 @@ impl ExecutorTable {
             let mut entries = self.lock();
             let (gone, kept) = std::mem::take(&mut *entries).into_iter().partition(|e| e.id == id);
             *entries = kept;
+            self.installed.store(!entries.is_empty(), Ordering::Release);
             gone
         };
         drop(removed);
@@ -165,6 +171,7 @@ impl ExecutorTable {
             let mut entries = self.lock();
             let (gone, kept) = std::mem::take(&mut *entries).into_iter().partition(|e| e.scope.as_ref() == Some(scope));
             *entries = kept;
+            self.installed.store(!entries.is_empty(), Ordering::Release);
             gone
         };
         drop(removed);
@@ -173,6 +180,9 @@ impl ExecutorTable {
     /// The executor that applies to a caller in `scope`: the nearest on its chain, else the global one.
     /// CDM-004.
     pub(crate) fn nearest(&self, scope: Option<&ScopeKey>) -> Option<Arc<dyn ToolExecutor>> {
+        if !self.installed.load(Ordering::Acquire) {
+            return None;
+        }
         let entries = self.lock();
         let find = |s: Option<&ScopeKey>| entries.iter().find(|e| e.scope.as_ref() == s).map(|e| Arc::clone(&e.executor));
         scope.into_iter().flat_map(ScopeKey::chain).find_map(|s| find(Some(s))).or_else(|| find(None))

@@ -38,7 +38,7 @@ use crate::result::ToolExecutionResult;
 use crate::registry::{RUN_CODE_NAME, RegisteredTool, Registry};
 
 use super::entry::Call;
-use super::{Stage, output, replace_if_cancelled};
+use super::{Read, Stage, output, replace_if_cancelled};
 
 /// The `tools/execute`-only view of an execution: the same immutable execution plus a replaceable signal.
 pub struct DispatchExecution {
@@ -175,40 +175,42 @@ impl<'a> ExecuteNext<'a> {
         }
         let (registry, call, dexec) = (self.registry, self.call, self.dexec);
         Box::pin(async move {
-            let (result, canonical) = body_stage(registry, call, dexec).await;
+            let (result, canonical) = body_stage(registry, call, dexec.replacement(), Read::Stale).await;
             Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
         })
     }
 }
 
 /// Dispatch one prepared call through a snapshot of `wrappers`; the body stage resolves the tool in
-/// `registry`.
-pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: &Registry, call: &Call) -> Stage {
-    let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
+/// `registry`. With `Read::Fresh` and no wrapper in the way, the body stage relies on prepare's last
+/// read of the caller's signal.
+pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: &Registry, call: &Call, read: Read) -> Stage {
     let chain = wrappers.snapshot();
-    let outcome = if chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
+    let mut result = if chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
+        let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
         let next = ExecuteNext { chain: &chain, dexec: &dexec, registry, call };
-        match Contained(next.run()).await {
+        let outcome = match Contained(next.run()).await {
             Ok(outcome) => outcome,
             Err(panic) => Err(ToolFailure::message(panic)),
-        }
+        };
+        let mut result = match outcome.and_then(|d| normalize(registry, call, d)) {
+            Ok(result) => result,
+            Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
+        };
+        replace_if_cancelled(call, &mut result);
+        result
     } else {
-        // No wrapper: the body stage directly, without boxing the chain.
-        let (result, canonical) = body_stage(registry, call, &dexec).await;
-        Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
+        // No wrapper: the body stage directly, without boxing the chain. Its result is this execution's
+        // own (a failure, or a success it validated), so there is nothing to normalize, and the body
+        // stage read the signal after the body ran: the cancellation rule is applied already.
+        body_stage(registry, call, None, read).await.0
     };
-    let dispatched = match outcome.and_then(|d| normalize(registry, call, d)) {
-        Ok(result) => result,
-        Err(failure) => return Stage::Final(ToolExecutionResult::from_failure(failure)),
-    };
-    let mut result = dispatched;
     let deferred = std::mem::take(&mut *call.exec.state.deferred.lock().unwrap_or_else(|p| p.into_inner()));
     if !deferred.is_empty() {
         let contexts = result.additional_contexts_mut();
         let tail = std::mem::replace(contexts, deferred);
         contexts.extend(tail);
     }
-    replace_if_cancelled(call, &mut result);
     Stage::Post(result)
 }
 
@@ -229,12 +231,19 @@ fn normalize(registry: &Registry, call: &Call, dispatched: DispatchResult) -> Re
     Ok(normalized)
 }
 
-/// The body stage; the flag says whether the result is this execution's canonical success.
-async fn body_stage(registry: &Registry, call: &Call, dexec: &DispatchExecution) -> (ToolExecutionResult, bool) {
+/// The body stage; the flag says whether the result is this execution's canonical success. `replacement`
+/// is the signal a wrapper put in place of the caller's, if any; with none and `Read::Fresh`, the caller's
+/// signal is known live from the stage before.
+async fn body_stage(
+    registry: &Registry,
+    call: &Call,
+    replacement: Option<CancellationToken>,
+    read: Read,
+) -> (ToolExecutionResult, bool) {
     let exec = &call.exec;
-    let fused = match dexec.replacement() {
+    let fused = match replacement {
         None => {
-            if exec.signal.is_cancelled() {
+            if read == Read::Stale && exec.signal.is_cancelled() {
                 return (ToolExecutionResult::aborted_before_dispatch(Vec::new()), false);
             }
             Fused::Caller

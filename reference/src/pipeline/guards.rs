@@ -11,10 +11,12 @@ use crate::registry::{GuardPass, Registry};
 
 use crate::callback::contain;
 
-/// The first denial reason among the guards `registry` holds for the call's agent, if any.
-pub(crate) fn reason(registry: &Registry, exec: &ToolExecution) -> Result<Option<String>, ToolFailure> {
+/// The first denial reason among the guards `registry` holds for the call's agent, if any; `ran` is set
+/// when a guard ran.
+pub(crate) fn reason(registry: &Registry, exec: &ToolExecution, ran: &mut bool) -> Result<Option<String>, ToolFailure> {
     let mut pass = GuardPass::default();
     while let Some(guard) = registry.next_guard(exec.agent.as_ref(), &mut pass) {
+        *ran = true;
         match contain(|| guard(exec)) {
             Ok(Ok(Some(reason))) => return Ok(Some(reason)),
             Ok(Ok(None)) => {}

@@ -94,14 +94,15 @@ impl Pipeline {
 
     /// Run one call through every stage. Takes the pipeline by `Arc` so the returned future owns it and
     /// needs no wrapper: the caller boxes this future once per call, and a box under 1 KiB stays on the
-    /// allocator's fast path.
+    /// allocator's fast path. The stages follow each other at once here, so each may rely on the signal
+    /// read its predecessor made last ([`Read::Fresh`]).
     pub(crate) async fn execute(self: Arc<Self>, input: ToolExecutionInput) -> ToolExecutionResult {
         let call = self.enter(input);
         let stage = match self.prepare(&call).await {
-            Prepared::Dispatch => self.dispatch(&call).await,
+            Prepared::Dispatch => dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await,
             Prepared::Done(stage) => stage,
         };
-        self.complete(&call, stage).await
+        self.commit(&call, stage, Read::Fresh).await
     }
 
     /// Stage 1: materialize the execution.
@@ -115,21 +116,30 @@ impl Pipeline {
         prepare::run(policy, call).await
     }
 
-    /// Stage 4: the wrappers around the body.
+    /// Stage 4: the wrappers around the body, started on its own (the caller's signal is read again).
     pub(crate) async fn dispatch(&self, call: &entry::Call) -> Stage {
-        dispatch::run(&self.execute_wrappers, &self.registry, call).await
+        dispatch::run(&self.execute_wrappers, &self.registry, call, Read::Stale).await
     }
 
-    /// The commit of a dispatched or prepared result: post-execute for a `Post` result (upstream's
-    /// scheduler `finalize`), then finish (`finish`: the finalizer and `tools/result`).
+    /// The commit of a dispatched or prepared result, started on its own (the caller's signal is read
+    /// again): post-execute for a `Post` result (upstream's scheduler `finalize`), then finish (`finish`:
+    /// the finalizer and `tools/result`).
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
+        self.commit(call, stage, Read::Stale).await
+    }
+
+    async fn commit(&self, call: &entry::Call, stage: Stage, read: Read) -> ToolExecutionResult {
         let result = match stage {
             Stage::Final(result) => result,
             // With no post-execute listener for the call there is nothing to await; otherwise the stage runs
             // boxed, so the common call's future (one allocation per execute) stays small.
             Stage::Post(mut result) => match post_execute::chain(&self.post_execute, call) {
                 None => {
-                    replace_if_cancelled(call, &mut result);
+                    // A `Post` stage ends with the cancellation rule applied; with nothing run since, a
+                    // fresh read would tell the same.
+                    if read == Read::Stale {
+                        replace_if_cancelled(call, &mut result);
+                    }
                     result
                 }
                 Some(chain) => match Box::pin(post_execute::run(chain, &self.registry, call, result)).await {
@@ -160,6 +170,21 @@ impl Pipeline {
             _ => ExecutionMode::Exclusive,
         }
     }
+}
+
+/// Whether a stage may rely on the caller's signal as the stage before it last read it.
+///
+/// Reading a token takes its lock, so a stage that follows another at once — no callback, no await in
+/// between — skips the read that would only repeat its predecessor's. A cancellation landing between
+/// the two reads is indistinguishable from one landing just after the second, so the outcome is one
+/// the pipeline could have produced anyway. The `run_code` pool and the turn executor run the stages
+/// apart, with other calls' callbacks in between, and read again ([`Read::Stale`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// The previous stage read the signal last and nothing has run since.
+    Fresh,
+    /// Other code may have run since the previous stage: read again.
+    Stale,
 }
 
 /// A caller cancellation replaces only a success (in place): `ABORTED` once the body was invoked, else

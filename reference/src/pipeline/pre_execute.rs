@@ -11,17 +11,19 @@ use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::callback::Contained;
-use crate::hooks::{HookList, Next, PreExecuteListener, PreToolDecision, Slot};
+use crate::hooks::{HookList, Next, PreExecuteListener, PreToolDecision, Slot, Snapshot};
 
-/// Run a snapshot of `listeners`; a panicking listener counts as a thrown failure.
+/// A snapshot of `listeners` when one of them applies to the call's agent; `None`: the default allow.
+pub(crate) fn chain(listeners: &HookList<Arc<dyn PreExecuteListener>>, exec: &ToolExecution) -> Option<Snapshot<Arc<dyn PreExecuteListener>>> {
+    let chain = listeners.snapshot();
+    chain.iter().any(|e| e.applies_to(exec.agent.as_ref())).then_some(chain)
+}
+
+/// Run `chain` (from [`chain`]); a panicking listener counts as a thrown failure.
 pub(crate) async fn run(
-    listeners: &HookList<Arc<dyn PreExecuteListener>>,
+    chain: Snapshot<Arc<dyn PreExecuteListener>>,
     exec: &ToolExecution,
 ) -> Result<PreToolDecision, ToolFailure> {
-    let chain = listeners.snapshot();
-    if !chain.iter().any(|e| e.applies_to(exec.agent.as_ref())) {
-        return Ok(PreToolDecision::Allow);
-    }
     let next = Next { chain: &chain, exec };
     match Contained(next.run()).await {
         Ok(outcome) => outcome,

@@ -2,7 +2,8 @@
 //! argument snapshot or a `code` collapse decided at entry is final; a caller cancelled at entry is
 //! `ABORTED_BEFORE_DISPATCH` (final); then the `tools/pre-execute` waterfall (an `ask` goes to the approval
 //! seam), the guards after an allow, and the cancellation check before dispatch. A listener, approver or
-//! guard failure is final; a denial and the later cancellations go on to post-execute.
+//! guard failure is final; a denial and the later cancellations go on to post-execute. The signal is read
+//! again before dispatch only when a callback ran since the first read (see [`super::Read`]).
 //!
 //! Split from dispatch so the `run_code` bridge can run the stages of its sub-calls one at a time
 //! (prepare in submission order, dispatch overlapped, commit in submission order).
@@ -44,9 +45,18 @@ pub(crate) async fn run(policy: PolicyTables<'_>, call: &Call) -> Prepared {
     if call.exec.signal.is_cancelled() {
         return Prepared::Done(Stage::Final(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
     }
-    let decision = match pre_execute::run(policy.pre_execute, &call.exec).await {
-        Ok(decision) => decision,
-        Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
+    // Whether any callback (listener, approver, guard) ran since the read above: if none did, that read
+    // still stands for the check before dispatch (see `Read`).
+    let mut callbacks_ran = false;
+    let decision = match pre_execute::chain(policy.pre_execute, &call.exec) {
+        None => PreToolDecision::Allow,
+        Some(chain) => {
+            callbacks_ran = true;
+            match pre_execute::run(chain, &call.exec).await {
+                Ok(decision) => decision,
+                Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
+            }
+        }
     };
     let (decision, approval_cancelled) = match decision {
         PreToolDecision::Ask { reason } => match pre_execute::service_ask(policy.approval, &call.exec, reason).await {
@@ -59,7 +69,7 @@ pub(crate) async fn run(policy: PolicyTables<'_>, call: &Call) -> Prepared {
         return Prepared::Done(Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
     }
     let denial = match decision {
-        PreToolDecision::Allow => match guards::reason(policy.registry, &call.exec) {
+        PreToolDecision::Allow => match guards::reason(policy.registry, &call.exec, &mut callbacks_ran) {
             Ok(reason) => reason,
             Err(failure) => return Prepared::Done(Stage::Final(ToolExecutionResult::from_failure(failure))),
         },
@@ -70,7 +80,7 @@ pub(crate) async fn run(policy: PolicyTables<'_>, call: &Call) -> Prepared {
     if let Some(reason) = denial {
         return Prepared::Done(Stage::Post(ToolExecutionResult::denial(reason)));
     }
-    if call.exec.signal.is_cancelled() {
+    if callbacks_ran && call.exec.signal.is_cancelled() {
         return Prepared::Done(Stage::Post(ToolExecutionResult::aborted_before_dispatch(Vec::new())));
     }
     Prepared::Dispatch
