@@ -5,6 +5,7 @@
 //! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012,
 //! CDM-001..CDM-007.
 
+use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use crate::approval::ApprovalSeam;
@@ -412,12 +413,18 @@ impl ToolRuntime {
     /// When a [`ToolExecutor`] applies to `input.agent` ([`set_executor`](Self::set_executor)), the call
     /// goes to its `execute` with the [`NativeExecutor`] to delegate to (CDM-007); otherwise straight to
     /// the pipeline, as the native executor would.
-    pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+    ///
+    /// The future owns what it needs (it borrows nothing from `self`); which executor applies is decided
+    /// when `execute` is called.
+    pub fn execute(&self, input: ToolExecutionInput) -> impl Future<Output = ToolExecutionResult> + Send + 'static {
+        // Built here rather than in an `async fn`: the call is moved once, into the one boxed future.
         match self.inner.executors.nearest(input.agent.as_ref()) {
-            None => {
-                DropSafe::new(Arc::clone(&self.inner.pipeline).execute(input)).await
+            None => DropSafe::new(Arc::clone(&self.inner.pipeline).execute(input)),
+            Some(executor) => {
+                let native = self.native_executor();
+                // Lazy, as the pipeline's future is: the executor's `execute` runs at the first poll.
+                DropSafe::new(async move { executor.execute(input, native).await })
             }
-            Some(executor) => DropSafe::new(executor.execute(input, self.native_executor())).await,
         }
     }
 

@@ -62,6 +62,11 @@ impl Registry {
     /// The next guard of a live pass for a call of `agent` (see the module's # Live iteration), or `None`
     /// when the pass is over. The registry lock is released before the guard runs.
     pub(crate) fn next_guard(&self, agent: Option<&ScopeKey>, pass: &mut GuardPass) -> Option<FallibleGuardFn> {
+        // Nothing was left after the last guard, and the registry has not changed since: the pass is over
+        // without taking the lock again.
+        if pass.exhausted_at.take().is_some_and(|generation| self.unchanged_since(generation)) {
+            return None;
+        }
         let layers = self.read();
         loop {
             let layer = match pass.layer {
@@ -93,6 +98,16 @@ impl Registry {
             }
             if let Some((id, guard)) = layer.guards.iter().find(|(id, _)| *id > pass.after) {
                 pass.after = *id;
+                let later_here = layer.guards.iter().any(|(id, _)| *id > pass.after);
+                let later_layers = match &pass.chain {
+                    // Still in the global layer: the chain's layers as they exist now.
+                    None => agent.is_some_and(|a| a.chain().any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.is_empty()))),
+                    Some(chain) => chain.iter().skip(pass.layer).any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.is_empty())),
+                };
+                if !later_here && !later_layers {
+                    // Read under the lock, so it is the generation of what was just read.
+                    pass.exhausted_at = Some(self.generation.load(std::sync::atomic::Ordering::SeqCst));
+                }
                 return Some(Arc::clone(guard));
             }
             pass.enter_next_layer();
@@ -101,13 +116,15 @@ impl Registry {
 }
 
 /// Where a live guard pass stands: the layer it walks (0 global, then the chain's), that layer's table
-/// generation, and the id of the last guard it ran there.
+/// generation, and the id of the last guard it ran there; and, when no guard was left after that one,
+/// the registry generation it was read at (unchanged, the pass is over without another read).
 #[derive(Debug, Default)]
 pub(crate) struct GuardPass {
     layer: usize,
     generation: Option<u64>,
     after: u64,
     chain: Option<Vec<ScopeKey>>,
+    exhausted_at: Option<u64>,
 }
 
 impl GuardPass {
