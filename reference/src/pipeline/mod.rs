@@ -34,15 +34,23 @@ pub(crate) mod pre_execute;
 pub(crate) mod prepare;
 pub(crate) mod result;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::approval::ApprovalSeam;
+use crate::callback::BoxFuture;
 use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
 use crate::hooks::{HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
 use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
 
 use self::dispatch::ExecuteWrapper;
+
+/// The post-execute stage: a result already settled, or the listeners' future.
+enum Post<'a> {
+    Done(ToolExecutionResult),
+    Listening(BoxFuture<'a, ToolExecutionResult>),
+}
 
 /// Where a pre-dispatch stage left the call.
 pub(crate) enum Stage {
@@ -92,17 +100,28 @@ impl Pipeline {
         }
     }
 
-    /// Run one call through every stage. Takes the pipeline by `Arc` so the returned future owns it and
-    /// needs no wrapper: the caller boxes this future once per call, and a box under 1 KiB stays on the
-    /// allocator's fast path. The stages follow each other at once here, so each may rely on the signal
-    /// read its predecessor made last ([`Read::Fresh`]).
-    pub(crate) async fn execute(self: Arc<Self>, input: ToolExecutionInput) -> ToolExecutionResult {
+    /// Run one call through every stage. The entry stage runs now, as upstream's `execute` creates the
+    /// execution before its first await; the rest runs when the returned future is polled. The future
+    /// owns the pipeline (an `Arc`) and the call, not the input: the caller boxes it once per call, and
+    /// a box under 1 KiB stays on the allocator's fast path, so the stages awaited here keep only what
+    /// crosses their awaits. They follow each other at once, so each may rely on the signal read its
+    /// predecessor made last ([`Read::Fresh`]).
+    pub(crate) fn execute(self: Arc<Self>, input: ToolExecutionInput) -> impl Future<Output = ToolExecutionResult> + Send + 'static {
         let call = self.enter(input);
-        let stage = match self.prepare(&call).await {
-            Prepared::Dispatch => dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await,
-            Prepared::Done(stage) => stage,
-        };
-        self.commit(&call, stage, Read::Fresh).await
+        async move {
+            // `if let` (edition 2024): the prepared value is gone before the dispatch await, so the future
+            // does not keep a `Prepared` beside the dispatch stage.
+            let stage = if let Prepared::Done(stage) = self.prepare(&call).await {
+                stage
+            } else {
+                dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await
+            };
+            let result = match self.post(&call, stage, Read::Fresh) {
+                Post::Done(result) => result,
+                Post::Listening(listening) => listening.await,
+            };
+            result::finish(&self.observers, &self.logs, &self.abort_reasons, &call, result)
+        }
     }
 
     /// Stage 1: materialize the execution.
@@ -125,33 +144,39 @@ impl Pipeline {
     /// again): post-execute for a `Post` result (upstream's scheduler `finalize`), then finish (`finish`:
     /// the finalizer and `tools/result`).
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
-        self.commit(call, stage, Read::Stale).await
-    }
-
-    async fn commit(&self, call: &entry::Call, stage: Stage, read: Read) -> ToolExecutionResult {
-        let result = match stage {
-            Stage::Final(result) => result,
-            // With no post-execute listener for the call there is nothing to await; otherwise the stage runs
-            // boxed, so the common call's future (one allocation per execute) stays small.
-            Stage::Post(mut result) => match post_execute::chain(&self.post_execute, call) {
-                None => {
-                    // A `Post` stage ends with the cancellation rule applied; with nothing run since, a
-                    // fresh read would tell the same.
-                    if read == Read::Stale {
-                        replace_if_cancelled(call, &mut result);
-                    }
-                    result
-                }
-                Some(chain) => match Box::pin(post_execute::run(chain, &self.registry, call, result)).await {
-                    Ok(mut result) => {
-                        replace_if_cancelled(call, &mut result);
-                        result
-                    }
-                    Err(failure) => ToolExecutionResult::from_failure(failure),
-                },
-            },
+        let result = match self.post(call, stage, Read::Stale) {
+            Post::Done(result) => result,
+            Post::Listening(listening) => listening.await,
         };
         result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
+    }
+
+    /// Stage 5, up to its await: a `Post` result with post-execute listeners for the call goes through
+    /// them, then the cancellation rule. Boxed: awaited inline, the listeners' future (which owns the
+    /// result) would more than double every call's future, past the 1 KiB [`execute`](Self::execute)
+    /// keeps to.
+    fn post<'a>(&'a self, call: &'a entry::Call, stage: Stage, read: Read) -> Post<'a> {
+        let mut result = match stage {
+            Stage::Final(result) => return Post::Done(result),
+            Stage::Post(result) => result,
+        };
+        let Some(chain) = post_execute::chain(&self.post_execute, call) else {
+            // A `Post` stage ends with the cancellation rule applied; with nothing run since, a fresh read
+            // would tell the same.
+            if read == Read::Stale {
+                replace_if_cancelled(call, &mut result);
+            }
+            return Post::Done(result);
+        };
+        Post::Listening(Box::pin(async move {
+            match post_execute::run(chain, &self.registry, call, result).await {
+                Ok(mut result) => {
+                    replace_if_cancelled(call, &mut result);
+                    result
+                }
+                Err(failure) => ToolExecutionResult::from_failure(failure),
+            }
+        }))
     }
 
     /// `Parallel` only when the definition the call would execute has a classifier returning exactly
