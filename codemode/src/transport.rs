@@ -77,7 +77,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     tokio::pin!(run);
     let outcome = tokio::select! {
         outcome = &mut run => outcome,
-        () = ctx.signal.cancelled() => {
+        () = ctx.signal().cancelled() => {
             // The caller's reason reaches the run, as rc.8's transport relays it (RUN-032): the model
             // reads `code run failed (abort): <reason>`.
             signal.abort(ctx.abort_reason().unwrap_or_else(|| DEFAULT_ABORT_REASON.to_owned()));

@@ -141,12 +141,14 @@ impl Drop for ToolExecution {
 }
 
 /// What a tool body receives: the (fused) signal, the execution's identity, `defer_context` and
-/// `conclude_turn`. Cloning it is cheap (a token and a reference count). Its `Debug` shows the identity
-/// and whether the signal is cancelled, never the arguments (which may be 64 MiB or 100,000 levels deep).
+/// `conclude_turn`. Cloning it is cheap (a reference count, and a token when a wrapper replaced the
+/// signal). Its `Debug` shows the identity and whether the signal is cancelled, never the arguments (which
+/// may be 64 MiB or 100,000 levels deep).
 #[derive(Clone)]
 pub struct ToolRunContext {
-    /// The signal the body must observe; cancelled when the caller aborts.
-    pub signal: CancellationToken,
+    /// The fused signal when a `tools/execute` wrapper replaced the caller's; `None`: the caller's own,
+    /// read from the execution (a token clone takes its lock twice, once to clone and once to drop).
+    relay: Option<CancellationToken>,
     exec: Arc<ToolExecution>,
 }
 
@@ -159,15 +161,22 @@ impl std::fmt::Debug for ToolRunContext {
             .field("token", &self.exec.token)
             .field("agent", &self.exec.agent)
             .field("parent", &self.exec.parent)
-            .field("cancelled", &self.signal.is_cancelled())
+            .field("cancelled", &self.signal().is_cancelled())
             .finish_non_exhaustive()
     }
 }
 
 impl ToolRunContext {
-    /// The context of `exec`'s body, observing `signal`.
-    pub(crate) fn new(signal: CancellationToken, exec: Arc<ToolExecution>) -> Self {
-        Self { signal, exec }
+    /// The context of `exec`'s body, observing `relay` (a wrapper replaced the signal) or else the
+    /// caller's signal.
+    pub(crate) fn new(relay: Option<CancellationToken>, exec: Arc<ToolExecution>) -> Self {
+        Self { relay, exec }
+    }
+
+    /// The signal the body must observe: cancelled when the caller aborts (or when a `tools/execute`
+    /// wrapper's replacement signal does). Clone it to move it into a task of its own.
+    pub fn signal(&self) -> &CancellationToken {
+        self.relay.as_ref().unwrap_or(&self.exec.signal)
     }
 
     /// The execution this body runs for (the same view listeners, guards and observers get; its
@@ -212,7 +221,7 @@ impl ToolRunContext {
     /// wrapper's replacement, the reason of whichever source aborted first — a replacement carries
     /// [`DEFAULT_ABORT_REASON`]. Without an attached reason, [`DEFAULT_ABORT_REASON`].
     pub fn abort_reason(&self) -> Option<String> {
-        if !self.signal.is_cancelled() {
+        if !self.signal().is_cancelled() {
             return None;
         }
         if self.exec.state.replacement_first.load(Ordering::SeqCst) {
@@ -308,7 +317,7 @@ mod tests {
             reasons: Arc::default(),
             state: CallState::default(),
         };
-        let ctx = ToolRunContext::new(CancellationToken::new(), Arc::new(exec));
+        let ctx = ToolRunContext::new(Some(CancellationToken::new()), Arc::new(exec));
         let shown = format!("{ctx:?}");
         assert!(shown.contains("\"c1\"") && shown.contains("\"echo\"") && shown.contains("cancelled: false"), "{shown}");
         assert!(!shown.contains("secret"), "arguments are not shown: {shown}");

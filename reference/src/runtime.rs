@@ -596,7 +596,7 @@ mod tests {
                 Box::pin(async move {
                     let before = run.abort_reason();
                     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.token());
-                    run.signal.cancelled().await;
+                    run.signal().cancelled().await;
                     Err(ToolFailure::message(format!("{before:?} then {:?}", run.abort_reason())))
                 })
             }),

@@ -304,7 +304,7 @@ fn tool(slot: usize, kind: Body, world: &Arc<World>, gates: &Arc<Gates>) -> Tool
                         Ok(json!("body"))
                     }
                     Body::Signal { ok } => {
-                        ctx.signal.cancelled().await;
+                        ctx.signal().cancelled().await;
                         if ok { Ok(json!("body")) } else { Err(ToolFailure::message("body saw the abort")) }
                     }
                     Body::Yield(n) => {

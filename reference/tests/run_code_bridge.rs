@@ -47,7 +47,7 @@ fn tool(name: &str, parallel: bool, log: Log, gate: Option<watch::Receiver<bool>
                 if let Some(gate) = gate.as_mut() {
                     tokio::select! {
                         _ = gate.wait_for(|open| *open) => {}
-                        _ = ctx.signal.cancelled() => {}
+                        _ = ctx.signal().cancelled() => {}
                     }
                 }
                 push(&log, format!("end {label} {}", ctx.call_id()));

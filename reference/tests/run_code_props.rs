@@ -140,7 +140,7 @@ fn tool(name: &str, exclusive: bool, log: Log, gates: Arc<Vec<watch::Receiver<bo
                     } else {
                         tokio::select! {
                             _ = gate.wait_for(|o| *o) => {}
-                            _ = ctx.signal.cancelled() => {}
+                            _ = ctx.signal().cancelled() => {}
                         }
                     }
                 }

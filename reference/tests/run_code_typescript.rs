@@ -29,7 +29,7 @@ fn a_call_made_just_before_the_program_returns_is_started_and_drained() {
             let counted = Arc::clone(&counted);
             Box::pin(async move {
                 counted.fetch_add(1, Ordering::SeqCst);
-                ctx.signal.cancelled().await;
+                ctx.signal().cancelled().await;
                 Ok(json!("late"))
             })
         }),

@@ -39,12 +39,12 @@ fn tool(name: &str, timeout_ms: Option<f64>, body: Body, finished: Arc<AtomicUsi
                     }
                     Body::Honours(ms) => {
                         tokio::select! {
-                            () = ctx.signal.cancelled() => Ok(json!("stopped")),
+                            () = ctx.signal().cancelled() => Ok(json!("stopped")),
                             () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(json!("fast")),
                         }
                     }
                     Body::ThrowsOnCancel => {
-                        ctx.signal.cancelled().await;
+                        ctx.signal().cancelled().await;
                         Err(ToolFailure::message("provider aborted"))
                     }
                 };

@@ -142,7 +142,7 @@ pub(crate) async fn execute(
         run: Some(Contained(run)),
         outcome: None,
         pool: &mut pool,
-        outer: Some(Box::pin(ctx.signal.clone().cancelled_owned())),
+        outer: Some(Box::pin(ctx.signal().clone().cancelled_owned())),
         run_signal,
         reason: {
             let (pipeline, token) = (Arc::clone(&pipeline), ctx.token());

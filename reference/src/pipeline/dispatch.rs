@@ -264,7 +264,11 @@ async fn body_stage(
     if !violations.is_empty() {
         return (ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations)), false);
     }
-    let ctx = ToolRunContext::new(signal.clone(), Arc::clone(exec));
+    let relay = match &fused {
+        Fused::Caller => None,
+        Fused::Relay { fused, .. } => Some(fused.clone()),
+    };
+    let ctx = ToolRunContext::new(relay, Arc::clone(exec));
     let body = &tool.def.execute;
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {
         Ok(future) => match fused.drive(Contained(future), &exec.state.replacement_first).await {

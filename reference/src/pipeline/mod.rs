@@ -259,7 +259,7 @@ mod tests {
                         panic!("body panicked");
                     }
                     if args.get("a") == Some(&json!("cancel")) {
-                        ctx.signal.cancel();
+                        ctx.signal().cancel();
                     }
                     Ok(json!("ok"))
                 })
@@ -354,7 +354,7 @@ mod tests {
             Arc::new(move |_, ctx| {
                 let done = Arc::clone(&done);
                 Box::pin(async move {
-                    ctx.signal.cancelled().await;
+                    ctx.signal().cancelled().await;
                     done.fetch_add(1, Ordering::SeqCst);
                     Ok(json!("settled"))
                 })

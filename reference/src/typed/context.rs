@@ -40,17 +40,17 @@ impl ToolContext {
 
     /// The call's cancellation signal (clone it into spawned work).
     pub fn signal(&self) -> &CancellationToken {
-        &self.run.signal
+        self.run.signal()
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.run.signal.is_cancelled()
+        self.run.signal().is_cancelled()
     }
 
     /// Resolves when the call is cancelled; `select!` it against the work.
     pub async fn cancelled(&self) {
-        self.run.signal.cancelled().await
+        self.run.signal().cancelled().await
     }
 
     /// Defer one context (a user-message value) until this call's final result reaches the agent loop:
