@@ -406,8 +406,10 @@ impl ToolRuntime {
     /// - no ambient runtime (another executor): the rest finishes on a helper thread with its own
     ///   current-thread runtime; a body waiting on resources of a runtime that is gone may then never end.
     ///
-    /// Dropping a future that was never polled starts nothing. Dropping does not cancel: to stop a call,
-    /// cancel its `input.signal` (the body sees it, and the result is `ABORTED`).
+    /// Dropping a future that was never polled starts nothing: no listener, guard, body or observer runs.
+    /// (The entry stage — the argument snapshot, the definition visible at entry — is taken when
+    /// `execute` is called, as upstream's `execute` takes it before its first await.) Dropping does not
+    /// cancel: to stop a call, cancel its `input.signal` (the body sees it, and the result is `ABORTED`).
     ///
     /// # Executors
     /// When a [`ToolExecutor`] applies to `input.agent` ([`set_executor`](Self::set_executor)), the call
@@ -422,7 +424,7 @@ impl ToolRuntime {
             None => DropSafe::new(Arc::clone(&self.inner.pipeline).execute(input)),
             Some(executor) => {
                 let native = self.native_executor();
-                // Lazy, as the pipeline's future is: the executor's `execute` runs at the first poll.
+                // Lazy: the executor's `execute` (user code) runs at the first poll.
                 DropSafe::new(async move { executor.execute(input, native).await })
             }
         }
