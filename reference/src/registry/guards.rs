@@ -14,6 +14,7 @@
 //! Spec: PIPE-007, PIPE-023, SCOPE-014, SCOPE-016, SCOPE-021.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use super::Registry;
 use crate::hooks::{FallibleGuardFn, GuardFn, HookGuard, next_id};
@@ -39,6 +40,7 @@ impl Registry {
                 layer.guard_generation = next_id();
             }
             layer.guards.push((id, guard));
+            self.guard_count.fetch_add(1, Ordering::SeqCst);
             id
         };
         let weak = Arc::downgrade(self);
@@ -51,7 +53,9 @@ impl Registry {
                 Some(key) => layers.scoped.get_mut(key),
             };
             let Some(layer) = layer else { return };
+            let before = layer.guards.len();
             layer.guards.retain(|(g, _)| *g != id);
+            registry.guard_count.fetch_sub(before - layer.guards.len(), Ordering::SeqCst);
             let empty = layer.is_empty();
             if let (Some(key), true) = (&scope, empty) {
                 layers.scoped.remove(key);
@@ -62,6 +66,10 @@ impl Registry {
     /// The next guard of a live pass for a call of `agent` (see the module's # Live iteration), or `None`
     /// when the pass is over. The registry lock is released before the guard runs.
     pub(crate) fn next_guard(&self, agent: Option<&ScopeKey>, pass: &mut GuardPass) -> Option<FallibleGuardFn> {
+        // No guard anywhere: nothing can run in this pass.
+        if self.guard_count.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
         // Nothing was left after the last guard, and the registry has not changed since: the pass is over
         // without taking the lock again.
         if pass.exhausted_at.take().is_some_and(|generation| self.unchanged_since(generation)) {
@@ -106,7 +114,7 @@ impl Registry {
                 };
                 if !later_here && !later_layers {
                     // Read under the lock, so it is the generation of what was just read.
-                    pass.exhausted_at = Some(self.generation.load(std::sync::atomic::Ordering::SeqCst));
+                    pass.exhausted_at = Some(self.generation.load(Ordering::SeqCst));
                 }
                 return Some(Arc::clone(guard));
             }

@@ -24,7 +24,7 @@ mod restrict;
 mod view;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
@@ -110,6 +110,9 @@ pub(crate) struct Registry {
     /// Bumped whenever the layers are locked for writing: a resolution made at generation `g` still holds
     /// while the generation is `g` (see [`Registry::unchanged_since`]).
     generation: AtomicU64,
+    /// How many guards all layers hold, changed under the write lock: a call's guard pass with none to
+    /// run ends without taking the read lock.
+    guard_count: AtomicUsize,
     pub(crate) changes: Arc<HookList<ChangeObserver>>,
     /// The presentation of scopes that declare none (the `mode` config field).
     default_mode: ToolMode,
@@ -168,7 +171,14 @@ impl Registry {
     /// Dispose everything a scope registered in its own layer (tools, guards, restrictions), as disposing
     /// the agent's fiber does upstream: one change notification per removed tool or restriction.
     pub(crate) fn dispose_scope(&self, scope: &ScopeKey) {
-        let removed = self.write().scoped.remove(scope);
+        let removed = {
+            let mut layers = self.write();
+            let removed = layers.scoped.remove(scope);
+            if let Some(layer) = &removed {
+                self.guard_count.fetch_sub(layer.guards.len(), Ordering::SeqCst);
+            }
+            removed
+        };
         if let Some(layer) = removed {
             let count = layer.tools.len() + layer.restrictions.len() + usize::from(layer.mode.is_some());
             drop(layer);
@@ -347,6 +357,23 @@ mod tests {
         assert_eq!(registry.read().scoped.len(), 1);
         drop(guard);
         assert!(registry.read().scoped.is_empty());
+    }
+
+    #[test]
+    fn the_guard_count_follows_every_addition_and_removal() {
+        let registry = Arc::new(Registry::default());
+        let count = |r: &Registry| r.guard_count.load(Ordering::SeqCst);
+        let scope = ScopeKey::new("agent");
+        let global = registry.add_guard(None, Arc::new(|_| None));
+        let scoped = [registry.add_guard(Some(&scope), Arc::new(|_| None)), registry.add_guard(Some(&scope), Arc::new(|_| None))];
+        assert_eq!(count(&registry), 3);
+        // Disposing the scope drops its layer with both guards; their handles then find nothing to remove.
+        registry.dispose_scope(&scope);
+        assert_eq!(count(&registry), 1);
+        drop(scoped);
+        assert_eq!(count(&registry), 1);
+        drop(global);
+        assert_eq!(count(&registry), 0);
     }
 
     #[test]

@@ -36,6 +36,7 @@ impl Registry {
         Self {
             layers: std::sync::RwLock::default(),
             generation: std::sync::atomic::AtomicU64::new(0),
+            guard_count: std::sync::atomic::AtomicUsize::new(0),
             changes: crate::hooks::HookList::new(),
             default_mode,
             transport: None,
