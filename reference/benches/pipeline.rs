@@ -1,6 +1,8 @@
 //! Pipeline and validation benchmarks; one JSON object per line, `{"figure", "n", "median_us"}`, with the
 //! figure names and workloads of `shared/tools/bench/upstream-bench.mjs`: warmup, then 7 rounds; the figure
-//! is the median round's per-call µs. `execute_seq_noop_per_call` (sequential executes of the echo tool),
+//! is the median round's per-call µs. A round is [`ROUND`] calls (upstream's rounds are 5,000): at under a
+//! microsecond a call, 5,000-call rounds put all seven inside ~25 ms, where one stall of a shared VM's
+//! vCPU moved the median by half; 50,000-call rounds spread them over a quarter of a second. `execute_seq_noop_per_call` (sequential executes of the echo tool),
 //! `execute_seq_3hooks_per_call` (plus a pass-through pre-execute listener, a guard returning none and a
 //! pass-through post-execute listener), `execute_concurrent100_per_call` (batches of 100 executes awaited
 //! together), `validate_20item_value_per_call`.
@@ -28,6 +30,9 @@ use tokio_util::sync::CancellationToken;
 mod common;
 
 use common::{echo, report};
+
+/// Calls per round (and per warm-up).
+const ROUND: usize = 50_000;
 
 /// The call upstream's bench makes: `{ signal: sig, callId, name: 'echo', arguments: { text: 'x' } }`
 /// (the caller's one signal, so no fresh token per call).
@@ -108,8 +113,8 @@ fn main() {
                 rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| Box::pin(next.run()))),
             )
         });
-        let n = 5000;
-        tokio.block_on(seq(&rt, &signal, 2000));
+        let n = ROUND;
+        tokio.block_on(seq(&rt, &signal, ROUND));
         let samples = (0..7)
             .map(|_| {
                 let t0 = Instant::now();
@@ -123,8 +128,8 @@ fn main() {
         let rt = ToolRuntime::new(ToolsConfig::default());
         let _reg = rt.register(echo(), None);
         let mut next_id = 0;
-        tokio.block_on(concurrent(&rt, &signal, 2000, &mut next_id));
-        let n = 5000;
+        tokio.block_on(concurrent(&rt, &signal, ROUND, &mut next_id));
+        let n = ROUND;
         let samples = (0..7)
             .map(|_| {
                 let t0 = Instant::now();
@@ -140,7 +145,10 @@ fn main() {
     let schema = json!({"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"},"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string","enum":["x","y"]}},"required":["a"]}}},"required":["path"]});
     let items: Vec<Value> = (0..20).map(|k| json!({"a": k, "b": "x"})).collect();
     let value = json!({"path": "/a/b", "limit": 10, "items": items});
-    let n = 5000;
+    let n = ROUND;
+    for _ in 0..n {
+        std::hint::black_box(validate_json_schema_value(&schema, &value, "value"));
+    }
     let samples = (0..7)
         .map(|_| {
             let t0 = Instant::now();
