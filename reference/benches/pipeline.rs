@@ -2,10 +2,15 @@
 //! figure names and workloads of `shared/tools/bench/upstream-bench.mjs`: warmup, then 7 rounds; the figure
 //! is the median round's per-call µs. A round is [`ROUND`] calls (upstream's rounds are 5,000): at under a
 //! microsecond a call, 5,000-call rounds put all seven inside ~25 ms, where one stall of a shared VM's
-//! vCPU moved the median by half; 50,000-call rounds spread them over a quarter of a second. `execute_seq_noop_per_call` (sequential executes of the echo tool),
-//! `execute_seq_3hooks_per_call` (plus a pass-through pre-execute listener, a guard returning none and a
-//! pass-through post-execute listener), `execute_concurrent100_per_call` (batches of 100 executes awaited
-//! together), `validate_20item_value_per_call`.
+//! vCPU moved the median by half; 50,000-call rounds spread them over a quarter of a second.
+//! - `execute_seq_noop_per_call`: sequential executes of the echo tool;
+//! - `execute_seq_3hooks_per_call`: plus a pass-through pre-execute listener, a guard returning none and a
+//!   pass-through post-execute listener;
+//! - ours only, with no upstream counterpart: `execute_seq_pre_execute_only_per_call`,
+//!   `execute_seq_guard_only_per_call`, `execute_seq_post_execute_only_per_call` (one of those hooks each,
+//!   so what each costs shows beside the noop figure);
+//! - `execute_concurrent100_per_call`: batches of 100 executes awaited together;
+//! - `validate_20item_value_per_call`.
 //!
 //! Arguments that do not start with `--` filter the figures by substring (`cargo bench --bench pipeline --
 //! validate` runs the validation figure alone, e.g. under a profiler).
@@ -91,6 +96,13 @@ async fn concurrent(rt: &ToolRuntime, signal: &CancellationToken, n: usize, next
     }
 }
 
+/// Which of upstream's three pass-through hooks a sequential figure registers.
+struct Hooks {
+    pre: bool,
+    guard: bool,
+    post: bool,
+}
+
 /// Whether the figure `name` was asked for: no filter, or a filter argument it contains.
 fn wanted(name: &str) -> bool {
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -100,19 +112,25 @@ fn wanted(name: &str) -> bool {
 fn main() {
     let Ok(tokio) = tokio::runtime::Builder::new_current_thread().build() else { return };
     let signal = CancellationToken::new();
-    for hooks in [false, true] {
-        if !wanted(if hooks { "execute_seq_3hooks_per_call" } else { "execute_seq_noop_per_call" }) {
+    // Upstream's two sequential figures, then (ours only) one hook at a time, so the cost of each shows.
+    let sequential = [
+        ("execute_seq_noop_per_call", Hooks { pre: false, guard: false, post: false }),
+        ("execute_seq_3hooks_per_call", Hooks { pre: true, guard: true, post: true }),
+        ("execute_seq_pre_execute_only_per_call", Hooks { pre: true, guard: false, post: false }),
+        ("execute_seq_guard_only_per_call", Hooks { pre: false, guard: true, post: false }),
+        ("execute_seq_post_execute_only_per_call", Hooks { pre: false, guard: false, post: true }),
+    ];
+    for (figure, hooks) in sequential {
+        if !wanted(figure) {
             continue;
         }
         let rt = ToolRuntime::new(ToolsConfig::default());
         let _reg = rt.register(echo(), None);
-        let _hooks = hooks.then(|| {
-            (
-                rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| Box::pin(next.run()))),
-                rt.guard(None, Arc::new(|_| None)),
-                rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| Box::pin(next.run()))),
-            )
-        });
+        let _hooks = (
+            hooks.pre.then(|| rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| Box::pin(next.run())))),
+            hooks.guard.then(|| rt.guard(None, Arc::new(|_| None))),
+            hooks.post.then(|| rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| Box::pin(next.run())))),
+        );
         let n = ROUND;
         tokio.block_on(seq(&rt, &signal, ROUND));
         let samples = (0..7)
@@ -122,7 +140,7 @@ fn main() {
                 t0.elapsed().as_secs_f64() * 1e6 / n as f64
             })
             .collect();
-        report(if hooks { "execute_seq_3hooks_per_call" } else { "execute_seq_noop_per_call" }, n, samples);
+        report(figure, n, samples);
     }
     if wanted("execute_concurrent100_per_call") {
         let rt = ToolRuntime::new(ToolsConfig::default());
