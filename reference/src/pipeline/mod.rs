@@ -38,19 +38,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::approval::ApprovalSeam;
-use crate::callback::BoxFuture;
 use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
 use crate::hooks::{HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
 use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
 
 use self::dispatch::ExecuteWrapper;
-
-/// The post-execute stage: a result already settled, or the listeners' future.
-enum Post<'a> {
-    Done(ToolExecutionResult),
-    Listening(BoxFuture<'a, ToolExecutionResult>),
-}
 
 /// Where a pre-dispatch stage left the call.
 pub(crate) enum Stage {
@@ -116,10 +109,12 @@ impl Pipeline {
             } else {
                 dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await
             };
-            let result = match self.post(&call, stage, Read::Fresh) {
-                Post::Done(result) => result,
-                Post::Listening(listening) => listening.await,
-            };
+            let (mut result, listeners) = self.post_chain(&call, stage, Read::Fresh);
+            if let Some(chain) = listeners {
+                // Boxed: awaited inline, the listeners' future made this one 424 bytes and the common
+                // call (no listener) slower; the result itself stays here, so the box does not copy it.
+                Box::pin(self.post(chain, &call, &mut result)).await;
+            }
             result::finish(&self.observers, &self.logs, &self.abort_reasons, &call, result)
         }
     }
@@ -144,39 +139,39 @@ impl Pipeline {
     /// again): post-execute for a `Post` result (upstream's scheduler `finalize`), then finish (`finish`:
     /// the finalizer and `tools/result`).
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
-        let result = match self.post(call, stage, Read::Stale) {
-            Post::Done(result) => result,
-            Post::Listening(listening) => listening.await,
-        };
+        let (mut result, listeners) = self.post_chain(call, stage, Read::Stale);
+        if let Some(chain) = listeners {
+            self.post(chain, call, &mut result).await;
+        }
         result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
     }
 
-    /// Stage 5, up to its await: a `Post` result with post-execute listeners for the call goes through
-    /// them, then the cancellation rule. Boxed: awaited inline, the listeners' future (which owns the
-    /// result) would more than double every call's future, past the 1 KiB [`execute`](Self::execute)
-    /// keeps to.
-    fn post<'a>(&'a self, call: &'a entry::Call, stage: Stage, read: Read) -> Post<'a> {
+    /// Stage 5's start: the result, and the post-execute listeners it goes through (a `Post` result
+    /// with listeners for the call). With none, the cancellation rule applies now, unless the previous
+    /// stage applied it with nothing run since ([`Read::Fresh`]).
+    fn post_chain(&self, call: &entry::Call, stage: Stage, read: Read) -> (ToolExecutionResult, Option<post_execute::Chain>) {
         let mut result = match stage {
-            Stage::Final(result) => return Post::Done(result),
+            Stage::Final(result) => return (result, None),
             Stage::Post(result) => result,
         };
-        let Some(chain) = post_execute::chain(&self.post_execute, call) else {
-            // A `Post` stage ends with the cancellation rule applied; with nothing run since, a fresh read
-            // would tell the same.
-            if read == Read::Stale {
-                replace_if_cancelled(call, &mut result);
-            }
-            return Post::Done(result);
-        };
-        Post::Listening(Box::pin(async move {
-            match post_execute::run(chain, &self.registry, call, result).await {
-                Ok(mut result) => {
-                    replace_if_cancelled(call, &mut result);
-                    result
+        let chain = post_execute::chain(&self.post_execute, call);
+        if chain.is_none() && read == Read::Stale {
+            replace_if_cancelled(call, &mut result);
+        }
+        (result, chain)
+    }
+
+    /// Stage 5 with listeners: run them over `result` in place, then the cancellation rule; a thrown
+    /// failure becomes the result.
+    async fn post(&self, chain: post_execute::Chain, call: &entry::Call, result: &mut ToolExecutionResult) {
+        match post_execute::run(chain, &self.registry, call, result).await {
+            Ok(()) => replace_if_cancelled(call, result),
+            Err(failure) => {
+                if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, ToolExecutionResult::from_failure(failure)) {
+                    crate::value::dismantle(value);
                 }
-                Err(failure) => ToolExecutionResult::from_failure(failure),
             }
-        }))
+        }
     }
 
     /// `Parallel` only when the definition the call would execute has a classifier returning exactly

@@ -36,15 +36,15 @@ pub(crate) fn chain(
     chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())).then_some(chain)
 }
 
-/// Run `chain` (from [`chain`]) over `result` and apply its decision (a value replacement re-resolves the
-/// tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
+/// Run `chain` (from [`chain`]) over `result` and apply its decision to it in place (a value replacement
+/// re-resolves the tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
 pub(crate) async fn run(
     chain: Chain,
     registry: &Registry,
     call: &Call,
-    result: ToolExecutionResult,
-) -> Result<ToolExecutionResult, ToolFailure> {
-    let next = PostNext { chain: &chain, exec: &call.exec, result: &result };
+    result: &mut ToolExecutionResult,
+) -> Result<(), ToolFailure> {
+    let next = PostNext { chain: &chain, exec: &call.exec, result };
     let decision = match Contained(next.run()).await {
         Ok(outcome) => outcome?,
         Err(panic) => return Err(ToolFailure::message(panic)),
@@ -77,19 +77,20 @@ fn failure_message(feedback: &[Value]) -> Result<String, ToolFailure> {
     Ok(if text.is_empty() { "tool result blocked by post-execute policy".to_owned() } else { text })
 }
 
-fn apply(
-    registry: &Registry,
-    call: &Call,
-    mut result: ToolExecutionResult,
-    decision: PostToolDecision,
-) -> Result<ToolExecutionResult, ToolFailure> {
+fn apply(registry: &Registry, call: &Call, result: &mut ToolExecutionResult, decision: PostToolDecision) -> Result<(), ToolFailure> {
     match decision {
-        PostToolDecision::Block { feedback, additional_contexts } => Ok(ToolExecutionResult::Failure {
-            error: ToolError { message: failure_message(&feedback)?, info: None },
-            content: feedback,
-            meta: None,
-            additional_contexts,
-        }),
+        PostToolDecision::Block { feedback, additional_contexts } => {
+            let blocked = ToolExecutionResult::Failure {
+                error: ToolError { message: failure_message(&feedback)?, info: None },
+                content: feedback,
+                meta: None,
+                additional_contexts,
+            };
+            if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, blocked) {
+                crate::value::dismantle(value);
+            }
+            Ok(())
+        }
         PostToolDecision::Accept { content: Some(_), value: Some(_), .. } => Err(ToolFailure::message(
             "tools/post-execute accept decision cannot replace both value and content",
         )),
@@ -105,17 +106,17 @@ fn apply(
             let mut contexts = std::mem::take(result.additional_contexts_mut());
             contexts.extend(additional_contexts);
             *replaced.additional_contexts_mut() = contexts;
-            if let ToolExecutionResult::Success { value, .. } = result {
+            if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, replaced) {
                 crate::value::dismantle(value);
             }
-            Ok(replaced)
+            Ok(())
         }
         PostToolDecision::Accept { content, value: None, additional_contexts } => {
             if let Some(content) = content {
                 *result.content_mut() = content;
             }
             result.additional_contexts_mut().extend(additional_contexts);
-            Ok(result)
+            Ok(())
         }
     }
 }
