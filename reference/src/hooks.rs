@@ -223,6 +223,13 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
         Snapshot(Some(Arc::clone(&guard)))
     }
 
+    /// The snapshot, when one of its hooks applies to calls of `agent`; `None`: none would run, so the
+    /// stage takes its default path without building a chain.
+    pub(crate) fn snapshot_for(&self, agent: Option<&ScopeKey>) -> Option<Snapshot<T>> {
+        let chain = self.snapshot();
+        chain.iter().any(|e| e.applies_to(agent)).then_some(chain)
+    }
+
     pub(crate) fn add(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
         self.insert(scope, hook, false)
     }

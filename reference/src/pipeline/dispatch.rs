@@ -185,8 +185,7 @@ impl<'a> ExecuteNext<'a> {
 /// `registry`. With `Read::Fresh` and no wrapper in the way, the body stage relies on prepare's last
 /// read of the caller's signal.
 pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: &Registry, call: &Call, read: Read) -> Stage {
-    let chain = wrappers.snapshot();
-    let mut result = if chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())) {
+    let mut result = if let Some(chain) = wrappers.snapshot_for(call.exec.agent.as_ref()) {
         let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
         let next = ExecuteNext { chain: &chain, dexec: &dexec, registry, call };
         let outcome = match Contained(next.run()).await {

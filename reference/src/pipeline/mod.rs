@@ -154,7 +154,7 @@ impl Pipeline {
             Stage::Final(result) => return (result, None),
             Stage::Post(result) => result,
         };
-        let chain = post_execute::chain(&self.post_execute, call);
+        let chain = self.post_execute.snapshot_for(call.exec.agent.as_ref());
         if chain.is_none() && read == Read::Stale {
             replace_if_cancelled(call, &mut result);
         }

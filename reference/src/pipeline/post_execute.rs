@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::callback::Contained;
 use crate::error::ToolFailure;
-use crate::hooks::{HookList, PostExecuteListener, PostNext, PostToolDecision, Snapshot};
+use crate::hooks::{PostExecuteListener, PostNext, PostToolDecision, Snapshot};
 use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
 use crate::value::js_string;
@@ -26,17 +26,8 @@ use super::output;
 /// A snapshot of the post-execute listeners.
 pub(crate) type Chain = Snapshot<Arc<dyn PostExecuteListener>>;
 
-/// The snapshot of `listeners` taken as the stage starts, or `None` when no listener in it applies to the
-/// call (the stage then accepts the result as it is, with no future to run).
-pub(crate) fn chain(
-    listeners: &HookList<Arc<dyn PostExecuteListener>>,
-    call: &Call,
-) -> Option<Chain> {
-    let chain = listeners.snapshot();
-    chain.iter().any(|e| e.applies_to(call.exec.agent.as_ref())).then_some(chain)
-}
 
-/// Run `chain` (from [`chain`]) over `result` and apply its decision to it in place (a value replacement
+/// Run `chain` (the listeners' snapshot when one applies to the call, `HookList::snapshot_for`) over `result` and apply its decision to it in place (a value replacement
 /// re-resolves the tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
 pub(crate) async fn run(
     chain: Chain,

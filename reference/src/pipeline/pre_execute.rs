@@ -11,15 +11,10 @@ use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::callback::Contained;
-use crate::hooks::{HookList, Next, PreExecuteListener, PreToolDecision, Slot, Snapshot};
+use crate::hooks::{Next, PreExecuteListener, PreToolDecision, Slot, Snapshot};
 
-/// A snapshot of `listeners` when one of them applies to the call's agent; `None`: the default allow.
-pub(crate) fn chain(listeners: &HookList<Arc<dyn PreExecuteListener>>, exec: &ToolExecution) -> Option<Snapshot<Arc<dyn PreExecuteListener>>> {
-    let chain = listeners.snapshot();
-    chain.iter().any(|e| e.applies_to(exec.agent.as_ref())).then_some(chain)
-}
-
-/// Run `chain` (from [`chain`]); a panicking listener counts as a thrown failure.
+/// Run `chain` (the listeners' snapshot when one applies to the call, `HookList::snapshot_for`); a
+/// panicking listener counts as a thrown failure.
 pub(crate) async fn run(
     chain: Snapshot<Arc<dyn PreExecuteListener>>,
     exec: &ToolExecution,

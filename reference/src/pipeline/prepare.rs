@@ -48,7 +48,7 @@ pub(crate) async fn run(policy: PolicyTables<'_>, call: &Call) -> Prepared {
     // Whether any callback (listener, approver, guard) ran since the read above: if none did, that read
     // still stands for the check before dispatch (see `Read`).
     let mut callbacks_ran = false;
-    let decision = match pre_execute::chain(policy.pre_execute, &call.exec) {
+    let decision = match policy.pre_execute.snapshot_for(call.exec.agent.as_ref()) {
         None => PreToolDecision::Allow,
         Some(chain) => {
             callbacks_ran = true;
