@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use crate::approval::ApprovalSeam;
 use crate::execution::{AbortReasons, ExecutionMode, ToolExecutionInput};
-use crate::hooks::{HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
+use crate::hooks::{self, HookList, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot};
 use crate::registry::Registry;
 use crate::result::ToolExecutionResult;
 
@@ -111,9 +111,10 @@ impl Pipeline {
             };
             let (mut result, listeners) = self.post_chain(&call, stage, Read::Fresh);
             if let Some(chain) = listeners {
-                // Boxed: awaited inline, the listeners' future made this one 424 bytes and the common
-                // call (no listener) slower; the result itself stays here, so the box does not copy it.
-                Box::pin(self.post(chain, &call, &mut result)).await;
+                // Awaited where it stands: across this await the future keeps only the snapshot and the
+                // first listener's boxed future, so it grows by a few words and needs no box of its own.
+                let outcome = post_execute::start(&chain, &call, &result).await;
+                self.post(&call, &mut result, outcome);
             }
             result::finish(&self.observers, &self.logs, &self.abort_reasons, &call, result)
         }
@@ -141,7 +142,8 @@ impl Pipeline {
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
         let (mut result, listeners) = self.post_chain(call, stage, Read::Stale);
         if let Some(chain) = listeners {
-            self.post(chain, call, &mut result).await;
+            let outcome = post_execute::start(&chain, call, &result).await;
+            self.post(call, &mut result, outcome);
         }
         result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
     }
@@ -161,10 +163,10 @@ impl Pipeline {
         (result, chain)
     }
 
-    /// Stage 5 with listeners: run them over `result` in place, then the cancellation rule; a thrown
-    /// failure becomes the result.
-    async fn post(&self, chain: post_execute::Chain, call: &entry::Call, result: &mut ToolExecutionResult) {
-        match post_execute::run(chain, &self.registry, call, result).await {
+    /// Stage 5 with listeners, once their chain resolved to `outcome`: apply it to `result` in place,
+    /// then the cancellation rule; a thrown failure (or a panic) becomes the result.
+    fn post(&self, call: &entry::Call, result: &mut ToolExecutionResult, outcome: Result<hooks::PostExecuteOutcome, String>) {
+        match post_execute::settle(&self.registry, call, result, outcome) {
             Ok(()) => replace_if_cancelled(call, result),
             Err(failure) => {
                 if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, ToolExecutionResult::from_failure(failure)) {

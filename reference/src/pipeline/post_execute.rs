@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::callback::Contained;
 use crate::error::ToolFailure;
-use crate::hooks::{PostExecuteListener, PostNext, PostToolDecision, Snapshot};
+use crate::hooks::{PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, Snapshot};
 use crate::registry::Registry;
 use crate::result::{ToolError, ToolExecutionResult};
 use crate::value::js_string;
@@ -27,16 +27,23 @@ use super::output;
 pub(crate) type Chain = Snapshot<Arc<dyn PostExecuteListener>>;
 
 
-/// Run `chain` (the listeners' snapshot when one applies to the call, `HookList::snapshot_for`) over `result` and apply its decision to it in place (a value replacement
-/// re-resolves the tool in `registry`); `Err` is a thrown failure (the caller publishes it as is).
-pub(crate) async fn run(
-    chain: Chain,
+/// Start `chain` (the listeners' snapshot when one applies to the call, `HookList::snapshot_for`) over
+/// `result`. The caller awaits the returned future where it stands (no box of its own: it holds only the
+/// first listener's boxed future), then hands its output to [`settle`].
+pub(crate) fn start<'a>(chain: &'a Chain, call: &'a Call, result: &'a ToolExecutionResult) -> Contained<'a, PostExecuteOutcome> {
+    Contained(PostNext { chain, exec: &call.exec, result }.run())
+}
+
+/// Apply what the chain [`start`]ed resolved to: its decision to `result`, in place (a value replacement
+/// re-resolves the tool in `registry`); `Err` is a thrown failure, or a panic's message (the caller
+/// publishes it as is).
+pub(crate) fn settle(
     registry: &Registry,
     call: &Call,
     result: &mut ToolExecutionResult,
+    outcome: Result<PostExecuteOutcome, String>,
 ) -> Result<(), ToolFailure> {
-    let next = PostNext { chain: &chain, exec: &call.exec, result };
-    let decision = match Contained(next.run()).await {
+    let decision = match outcome {
         Ok(outcome) => outcome?,
         Err(panic) => return Err(ToolFailure::message(panic)),
     };
