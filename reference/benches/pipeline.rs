@@ -5,7 +5,8 @@
 //! vCPU moved the median by half; 50,000-call rounds spread them over a quarter of a second.
 //! - `execute_seq_noop_per_call`: sequential executes of the echo tool;
 //! - `execute_seq_3hooks_per_call`: plus a pass-through pre-execute listener, a guard returning none and a
-//!   pass-through post-execute listener;
+//!   pass-through post-execute listener (upstream's `(_e, d) => d` and `(_e, _r, d) => d`; here each
+//!   returns `next.run()`, the chain's own boxed future, as the listeners' docs advise);
 //! - ours only, with no upstream counterpart: `execute_seq_pre_execute_only_per_call`,
 //!   `execute_seq_guard_only_per_call`, `execute_seq_post_execute_only_per_call` (one of those hooks each,
 //!   so what each costs shows beside the noop figure);
@@ -127,9 +128,9 @@ fn main() {
         let rt = ToolRuntime::new(ToolsConfig::default());
         let _reg = rt.register(echo(), None);
         let _hooks = (
-            hooks.pre.then(|| rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| Box::pin(next.run())))),
+            hooks.pre.then(|| rt.on_pre_execute(None, dsh_tools::pre_execute_fn(|_, next| next.run()))),
             hooks.guard.then(|| rt.guard(None, Arc::new(|_| None))),
-            hooks.post.then(|| rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| Box::pin(next.run())))),
+            hooks.post.then(|| rt.on_post_execute(None, dsh_tools::post_execute_fn(|_, _, next| next.run()))),
         );
         let n = ROUND;
         tokio.block_on(seq(&rt, &signal, ROUND));

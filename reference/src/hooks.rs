@@ -72,7 +72,9 @@ where
 }
 
 /// A pre-execute listener from a closure, e.g.
-/// `pre_execute_fn(|exec, next| Box::pin(async move { next.run().await }))`.
+/// `pre_execute_fn(|exec, next| Box::pin(async move { next.run().await }))`. A listener that only defers
+/// can return `next.run()` itself (`pre_execute_fn(|_, next| next.run())`): it is already boxed, so
+/// wrapping it again costs an allocation per call.
 pub fn pre_execute_fn<F>(f: F) -> Arc<dyn PreExecuteListener>
 where
     F: for<'a> Fn(&'a ToolExecution, Next<'a>) -> BoxFuture<'a, PreExecuteOutcome> + Send + Sync + 'static,
@@ -451,7 +453,8 @@ where
     }
 }
 
-/// A post-execute listener from a closure.
+/// A post-execute listener from a closure; one that only defers returns `next.run()` itself
+/// (`post_execute_fn(|_, _, next| next.run())`), already boxed.
 pub fn post_execute_fn<F>(f: F) -> Arc<dyn PostExecuteListener>
 where
     F: for<'a> Fn(&'a ToolExecution, &'a ToolExecutionResult, PostNext<'a>) -> BoxFuture<'a, PostExecuteOutcome>
