@@ -258,7 +258,7 @@ async fn body_stage(
     let Some(tool) = resolve_now(registry, call) else {
         return (ToolExecutionResult::from_failure(ToolFailure::unknown_tool(&exec.name)), false);
     };
-    call.body_invoked.store(true, Ordering::SeqCst);
+    call.body_invoked.store(true, Ordering::Release);
     let violations = tool.argument_violations(&exec.arguments);
     if !violations.is_empty() {
         return (ToolExecutionResult::from_failure(ToolFailure::invalid_args(&violations)), false);
@@ -294,12 +294,30 @@ async fn body_stage(
 
 /// The definition the call executes now: the one visible at entry while the registry is unchanged (the
 /// reserved `run_code` name always resolves again: its definition follows the mounted code runtime), else
-/// a fresh resolution.
-fn resolve_now(registry: &Registry, call: &Call) -> Option<Arc<RegisteredTool>> {
+/// a fresh resolution. The entry's definition is borrowed from the call: cloning its `Arc` would cost two
+/// atomic operations per call for nothing.
+fn resolve_now<'a>(registry: &Registry, call: &'a Call) -> Option<Resolved<'a>> {
     let exec = &call.exec;
     match &call.visible {
-        Some(tool) if exec.name != RUN_CODE_NAME && registry.unchanged_since(call.generation) => Some(Arc::clone(tool)),
-        _ => registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()),
+        Some(tool) if exec.name != RUN_CODE_NAME && registry.unchanged_since(call.generation) => Some(Resolved::Visible(tool)),
+        _ => registry.resolve_execution(&exec.name, exec.agent.as_ref(), exec.parent.is_some()).map(Resolved::Fresh),
+    }
+}
+
+/// The definition [`resolve_now`] found: the call's own from entry, or a fresh resolution.
+enum Resolved<'a> {
+    Visible(&'a RegisteredTool),
+    Fresh(Arc<RegisteredTool>),
+}
+
+impl std::ops::Deref for Resolved<'_> {
+    type Target = RegisteredTool;
+
+    fn deref(&self) -> &RegisteredTool {
+        match self {
+            Self::Visible(tool) => tool,
+            Self::Fresh(tool) => tool,
+        }
     }
 }
 

@@ -216,7 +216,7 @@ pub(crate) fn replace_if_cancelled(call: &entry::Call, result: &mut ToolExecutio
         return;
     }
     let contexts = std::mem::take(result.additional_contexts_mut());
-    let replacement = if call.body_invoked.load(std::sync::atomic::Ordering::SeqCst) {
+    let replacement = if call.body_invoked.load(std::sync::atomic::Ordering::Acquire) {
         ToolExecutionResult::aborted(contexts)
     } else {
         ToolExecutionResult::aborted_before_dispatch(contexts)
