@@ -337,4 +337,17 @@ mod tests {
         assert!(shown.contains("\"c1\"") && shown.contains("\"echo\"") && shown.contains("cancelled: false"), "{shown}");
         assert!(!shown.contains("secret"), "arguments are not shown: {shown}");
     }
+
+    /// Tokens minted on several threads, across block boundaries, never repeat.
+    #[test]
+    fn tokens_minted_on_several_threads_are_all_distinct() {
+        let per_thread = 3_000;
+        let minted: Vec<Vec<ExecutionToken>> = std::thread::scope(|s| {
+            let workers: Vec<_> =
+                (0..4).map(|_| s.spawn(move || (0..per_thread).map(|_| ExecutionToken::mint()).collect())).collect();
+            workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+        });
+        let all: std::collections::HashSet<ExecutionToken> = minted.iter().flatten().copied().collect();
+        assert_eq!(all.len(), 4 * per_thread);
+    }
 }
