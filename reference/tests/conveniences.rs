@@ -1,7 +1,8 @@
 //! The embedder conveniences through a `ToolRuntime`: decision constructors (`PreToolDecision::ask`,
 //! `PostToolDecision::{replace_value, block, with_contexts}`), wrapper-authored results
 //! (`DispatchResult::{success, failure}`), `Duration` setters, and a `RegisterError` that names its tool
-//! while keeping the exact message.
+//! while keeping the exact message; and a post-execute listener that panics while awaited, which fails
+//! the call with the panic's message as a thrown failure would.
 #![cfg(feature = "typed")]
 #![allow(clippy::unwrap_used)]
 
@@ -57,6 +58,28 @@ async fn post_execute_constructors_rewrite_the_outcome() {
     let blocked = rt.execute(call(0)).await;
     assert!(blocked.is_error());
     assert_eq!(blocked.text(), "zero is not allowed");
+}
+
+#[tokio::test]
+async fn a_post_execute_listener_panicking_while_awaited_fails_the_call_with_its_message() {
+    let rt = ToolRuntime::new(Default::default());
+    let _double = doubler(&rt);
+    let _post = rt.on_post_execute(
+        None,
+        post_execute_fn(|_, _, next| {
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                if next.run().await.is_ok() {
+                    panic!("post listener broke");
+                }
+                Ok(PostToolDecision::accept())
+            })
+        }),
+    );
+    let result = rt.execute(call(2)).await;
+    assert!(result.is_error());
+    assert_eq!(result.text(), "Error: post listener broke");
+    assert_eq!(rt.execute(call(3)).await.text(), "Error: post listener broke", "the runtime stays usable");
 }
 
 #[tokio::test]
