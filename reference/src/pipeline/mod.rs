@@ -109,14 +109,7 @@ impl Pipeline {
             } else {
                 dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await
             };
-            let (mut result, listeners) = self.post_chain(&call, stage, Read::Fresh);
-            if let Some(chain) = listeners {
-                // Awaited where it stands: across this await the future keeps only the snapshot and the
-                // first listener's boxed future, so it grows by a few words and needs no box of its own.
-                let outcome = post_execute::start(&chain, &call, &result).await;
-                self.post(&call, &mut result, outcome);
-            }
-            result::finish(&self.observers, &self.logs, &self.abort_reasons, &call, result)
+            self.commit(&call, stage, Read::Fresh).await
         }
     }
 
@@ -140,8 +133,15 @@ impl Pipeline {
     /// again): post-execute for a `Post` result (upstream's scheduler `finalize`), then finish (`finish`:
     /// the finalizer and `tools/result`).
     pub(crate) async fn complete(&self, call: &entry::Call, stage: Stage) -> ToolExecutionResult {
-        let (mut result, listeners) = self.post_chain(call, stage, Read::Stale);
+        self.commit(call, stage, Read::Stale).await
+    }
+
+    /// Stages 5-6 after a stage that read the signal as `read` says.
+    async fn commit(&self, call: &entry::Call, stage: Stage, read: Read) -> ToolExecutionResult {
+        let (mut result, listeners) = self.post_chain(call, stage, read);
         if let Some(chain) = listeners {
+            // Awaited where it stands: across this await the future keeps only the snapshot and the first
+            // listener's boxed future, so it grows by a few words and needs no box of its own.
             let outcome = post_execute::start(&chain, call, &result).await;
             self.post(call, &mut result, outcome);
         }
