@@ -121,6 +121,9 @@ pub struct ToolExecution {
 pub(crate) struct CallState {
     /// Contexts deferred by [`ToolRunContext::defer_context`], in deferral order.
     pub(crate) deferred: Mutex<Vec<Value>>,
+    /// Set before a context joins `deferred`: a call whose body deferred nothing (most calls) takes the
+    /// list without its lock.
+    pub(crate) deferred_any: AtomicBool,
     /// Set by [`ToolRunContext::conclude_turn`]; read when the execution's success is created.
     pub(crate) concluded: AtomicBool,
     /// Set by the body stage's relay when a wrapper's replacement signal aborted before the caller's.
@@ -248,6 +251,9 @@ impl ToolRunContext {
     /// Defer one context (a user message) until this call's final result reaches the loop; kept even when
     /// the body later fails or cancellation wins, in deferral order.
     pub fn defer_context(&self, context: Value) {
+        // The flag goes up first: a stage that still reads it down takes the list before this context
+        // joins it, exactly as if the context were deferred after that stage took the list.
+        self.exec.state.deferred_any.store(true, Ordering::SeqCst);
         let mut list = self.exec.state.deferred.lock().unwrap_or_else(|p| p.into_inner());
         list.push(context);
     }

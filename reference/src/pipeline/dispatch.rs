@@ -204,7 +204,11 @@ pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: 
         // stage read the signal after the body ran: the cancellation rule is applied already.
         body_stage(registry, call, None, read).await.0
     };
-    let deferred = std::mem::take(&mut *call.exec.state.deferred.lock().unwrap_or_else(|p| p.into_inner()));
+    let state = &call.exec.state;
+    let deferred = match state.deferred_any.load(Ordering::SeqCst) {
+        false => Vec::new(),
+        true => std::mem::take(&mut *state.deferred.lock().unwrap_or_else(|p| p.into_inner())),
+    };
     if !deferred.is_empty() {
         let contexts = result.additional_contexts_mut();
         let tail = std::mem::replace(contexts, deferred);
