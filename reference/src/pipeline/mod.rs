@@ -136,16 +136,19 @@ impl Pipeline {
         self.commit(call, stage, Read::Stale).await
     }
 
-    /// Stages 5-6 after a stage that read the signal as `read` says.
-    async fn commit(&self, call: &entry::Call, stage: Stage, read: Read) -> ToolExecutionResult {
+    /// Stages 5-6 after a stage that read the signal as `read` says. The stage is taken apart before
+    /// the returned future exists, so that future holds the result once, not the stage beside it.
+    fn commit<'a>(&'a self, call: &'a entry::Call, stage: Stage, read: Read) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
         let (mut result, listeners) = self.post_chain(call, stage, read);
-        if let Some(chain) = listeners {
-            // Awaited where it stands: across this await the future keeps only the snapshot and the first
-            // listener's boxed future, so it grows by a few words and needs no box of its own.
-            let outcome = post_execute::start(&chain, call, &result).await;
-            self.post(call, &mut result, outcome);
+        async move {
+            if let Some(chain) = listeners {
+                // Awaited where it stands: across this await the future keeps only the snapshot and the
+                // first listener's boxed future, so it grows by a few words and needs no box of its own.
+                let outcome = post_execute::start(&chain, call, &result).await;
+                self.post(call, &mut result, outcome);
+            }
+            result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
         }
-        result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
     }
 
     /// Stage 5's start: the result, and the post-execute listeners it goes through (a `Post` result
