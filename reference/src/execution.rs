@@ -108,8 +108,8 @@ pub struct ToolExecution {
     pub agent: Option<ScopeKey>,
     /// The enclosing execution's token.
     pub parent: Option<ExecutionToken>,
-    /// The runtime's attached abort reasons (see [`crate::ToolRuntime::set_abort_reason`]).
-    pub(crate) reasons: Arc<AbortReasons>,
+    /// The runtime's part of the attached abort reasons (see [`crate::ToolRuntime::set_abort_reason`]).
+    pub(crate) reasons: AbortReasons,
     /// What the body stage and the body share for this call (kept here so a call allocates it with the
     /// execution, not on its own).
     pub(crate) state: CallState,
@@ -277,52 +277,96 @@ pub enum ExecutionMode {
     Exclusive,
 }
 
-/// Reasons callers attached to executions' cancellations (see
-/// [`crate::ToolRuntime::set_abort_reason`]); empty almost always, so forgetting is one atomic load.
-#[derive(Default)]
-pub(crate) struct AbortReasons {
-    any: std::sync::atomic::AtomicBool,
-    reasons: std::sync::Mutex<Vec<(ExecutionToken, String)>>,
+/// The reasons callers attached to executions' cancellations (see [`crate::ToolRuntime::set_abort_reason`]),
+/// for every runtime of the process, each under its runtime's id: a runtime reads and forgets only its
+/// own. Empty almost always, so forgetting is one atomic load. One table rather than one per runtime: an
+/// execution then names its runtime with a number, where a shared table would cost it two atomic
+/// reference-count operations per call.
+struct ReasonTable {
+    any: AtomicBool,
+    entries: Mutex<Vec<(u64, ExecutionToken, String)>>,
 }
 
-impl std::fmt::Debug for AbortReasons {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AbortReasons").finish_non_exhaustive()
+static REASONS: ReasonTable = ReasonTable { any: AtomicBool::new(false), entries: Mutex::new(Vec::new()) };
+
+impl ReasonTable {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ExecutionToken, String)>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Drop the entries `keep` rejects, and lower the flag once none is left.
+    fn retain(&self, keep: impl Fn(u64, ExecutionToken) -> bool) {
+        if !self.any.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut entries = self.lock();
+        entries.retain(|(runtime, token, _)| keep(*runtime, *token));
+        self.any.store(!entries.is_empty(), Ordering::SeqCst);
+    }
+}
+
+/// One runtime's part of the process's abort-reason table: its id there. The runtime's pipeline owns
+/// one and purges its entries when it is dropped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AbortReasons {
+    runtime: u64,
+}
+
+impl Default for AbortReasons {
+    fn default() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        Self { runtime: NEXT.fetch_add(1, Ordering::Relaxed) }
     }
 }
 
 impl AbortReasons {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ExecutionToken, String)>> {
-        self.reasons.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     pub(crate) fn set(&self, token: ExecutionToken, reason: String) {
-        let mut reasons = self.lock();
-        reasons.retain(|(t, _)| *t != token);
-        reasons.push((token, reason));
-        self.any.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut entries = REASONS.lock();
+        entries.retain(|(runtime, t, _)| (*runtime, *t) != (self.runtime, token));
+        entries.push((self.runtime, token, reason));
+        REASONS.any.store(true, Ordering::SeqCst);
     }
 
     pub(crate) fn get(&self, token: ExecutionToken) -> Option<String> {
-        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
+        if !REASONS.any.load(Ordering::SeqCst) {
             return None;
         }
-        self.lock().iter().find(|(t, _)| *t == token).map(|(_, r)| r.clone())
+        let entries = REASONS.lock();
+        entries.iter().find(|(runtime, t, _)| (*runtime, *t) == (self.runtime, token)).map(|(_, _, r)| r.clone())
     }
 
     pub(crate) fn forget(&self, token: ExecutionToken) {
-        if !self.any.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let mut reasons = self.lock();
-        reasons.retain(|(t, _)| *t != token);
-        self.any.store(!reasons.is_empty(), std::sync::atomic::Ordering::SeqCst);
+        REASONS.retain(|runtime, t| (runtime, t) != (self.runtime, token));
+    }
+
+    /// Forget every reason of this runtime (its pipeline is gone: no execution of it can publish now).
+    pub(crate) fn purge(&self) {
+        REASONS.retain(|runtime, _| runtime != self.runtime);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abort_reasons_stay_with_their_runtime_and_go_with_it() {
+        let (a, b) = (AbortReasons::default(), AbortReasons::default());
+        let token = ExecutionToken::mint();
+        a.set(token, "stop".into());
+        assert_eq!(a.get(token).as_deref(), Some("stop"));
+        assert_eq!(b.get(token), None, "another runtime does not see the reason");
+        b.set(token, "other".into());
+        a.forget(token);
+        assert_eq!(a.get(token), None);
+        assert_eq!(b.get(token).as_deref(), Some("other"), "forgetting is per runtime");
+        a.set(token, "again".into());
+        b.purge();
+        assert_eq!(b.get(token), None);
+        assert_eq!(a.get(token).as_deref(), Some("again"), "a purge leaves other runtimes' reasons");
+        a.purge();
+        assert_eq!(a.get(token), None);
+    }
 
     #[test]
     fn a_body_context_debug_names_the_call_and_not_its_arguments() {
@@ -335,7 +379,7 @@ mod tests {
             signal: CancellationToken::new(),
             agent: None,
             parent: None,
-            reasons: Arc::default(),
+            reasons: AbortReasons::default(),
             state: CallState::default(),
         };
         let ctx = ToolRunContext::new(Some(CancellationToken::new()), Arc::new(exec));

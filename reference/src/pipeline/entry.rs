@@ -48,7 +48,7 @@ pub(crate) const LOSSY_ARGUMENTS: &str = "tool execution arguments must be lossl
 /// input's `root_call_id` is the root of a nested call's tree (the `run_code` bridge passes its own root);
 /// absent, the call is its own root. `reasons` are the runtime's attached abort reasons, which the execution
 /// reads its caller's reason from.
-pub(crate) fn create(registry: &Registry, reasons: &Arc<AbortReasons>, input: ToolExecutionInput) -> Call {
+pub(crate) fn create(registry: &Registry, reasons: AbortReasons, input: ToolExecutionInput) -> Call {
     let ToolExecutionInput { call_id, name, mut arguments, signal, agent, parent, root_call_id } = input;
     let EntryView { tool: visible, collapsed, generation } = registry.entry_view(&name, agent.as_ref(), parent.is_some());
     // One read of the caller's signal decides both the outcome and the finalizer, as upstream's does (only
@@ -77,7 +77,7 @@ pub(crate) fn create(registry: &Registry, reasons: &Arc<AbortReasons>, input: To
         signal,
         agent,
         parent,
-        reasons: Arc::clone(reasons),
+        reasons,
         state: CallState::default(),
     });
     Call { exec, finalizer, body_invoked: AtomicBool::new(false), snapshot_failed, collapse, visible, generation }

@@ -75,7 +75,7 @@ pub(crate) struct Pipeline {
     pub(crate) observers: Arc<HookList<ResultObserver>>,
     pub(crate) logs: Arc<HookList<LogSink>>,
     pub(crate) approval: Arc<Slot<Arc<dyn ApprovalSeam>>>,
-    pub(crate) abort_reasons: Arc<AbortReasons>,
+    pub(crate) abort_reasons: AbortReasons,
 }
 
 impl Pipeline {
@@ -89,7 +89,7 @@ impl Pipeline {
             observers: HookList::new(),
             logs: HookList::new(),
             approval: Slot::new(),
-            abort_reasons: Arc::default(),
+            abort_reasons: AbortReasons::default(),
         }
     }
 
@@ -115,7 +115,7 @@ impl Pipeline {
 
     /// Stage 1: materialize the execution.
     pub(crate) fn enter(&self, input: ToolExecutionInput) -> entry::Call {
-        entry::create(&self.registry, &self.abort_reasons, input)
+        entry::create(&self.registry, self.abort_reasons, input)
     }
 
     /// Stages 2-3: pre-execute (with approval) and guards.
@@ -194,6 +194,14 @@ impl Pipeline {
             Ok(Ok(true)) => ExecutionMode::Parallel,
             _ => ExecutionMode::Exclusive,
         }
+    }
+}
+
+impl Drop for Pipeline {
+    /// The runtime's attached abort reasons go with it (an execution still running holds the pipeline,
+    /// so none can publish after this).
+    fn drop(&mut self) {
+        self.abort_reasons.purge();
     }
 }
 
