@@ -176,12 +176,14 @@ pub(crate) fn js_stringify_shallow(value: &Value) -> String {
     out
 }
 
+/// Negative zero, which JSON text cannot carry.
+fn negative_zero(n: &Number) -> bool {
+    n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64()
+}
+
 /// Whether a value survives a lossless JSON snapshot: JSON text cannot carry negative zero, so a `-0.0`
 /// anywhere makes the value lossy (NaN and infinities cannot occur in a `serde_json::Value`).
 pub fn is_lossless(root: &Value) -> bool {
-    fn negative_zero(n: &Number) -> bool {
-        n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) && !n.is_i64() && !n.is_u64()
-    }
     // Scalars are checked where they stand; only nested containers are stacked, so a flat value (a
     // content block, most arguments) is checked without allocating.
     let mut stack: Vec<&Value> = Vec::new();
@@ -257,23 +259,7 @@ pub(crate) fn js_property_order(root: &mut Value) {
     while let Some(value) = next.take().or_else(|| stack.pop()) {
         let children: &mut dyn Iterator<Item = &mut Value> = match value {
             Value::Object(map) => {
-                if map.keys().any(|k| array_index(k).is_some()) {
-                    let taken = std::mem::take(map);
-                    let mut entries: Vec<(Option<u32>, usize, String, Value)> = taken
-                        .into_iter()
-                        .enumerate()
-                        .map(|(pos, (k, v))| (array_index(&k), pos, k, v))
-                        .collect();
-                    entries.sort_by_key(|(idx, pos, _, _)| match idx {
-                        Some(i) => (0u8, u64::from(*i)),
-                        None => (1u8, *pos as u64),
-                    });
-                    let mut rebuilt = Map::with_capacity(entries.len());
-                    for (_, _, k, v) in entries {
-                        rebuilt.insert(k, v);
-                    }
-                    *map = rebuilt;
-                }
+                js_key_order(map);
                 &mut map.values_mut()
             }
             Value::Array(items) => &mut items.iter_mut(),
@@ -291,6 +277,58 @@ pub(crate) fn js_property_order(root: &mut Value) {
             }
         }
     }
+}
+
+/// [`is_lossless`] and, when it holds, [`js_property_order`], in one walk: what a lossless JavaScript
+/// snapshot of `root` is. `false`: `root` is lossy, and may be left partly reordered (every caller
+/// discards a lossy value).
+pub(crate) fn js_snapshot(root: &mut Value) -> bool {
+    let mut stack: Vec<&mut Value> = Vec::new();
+    let mut next = Some(root);
+    while let Some(value) = next.take().or_else(|| stack.pop()) {
+        let children: &mut dyn Iterator<Item = &mut Value> = match value {
+            Value::Object(map) => {
+                js_key_order(map);
+                &mut map.values_mut()
+            }
+            Value::Array(items) => &mut items.iter_mut(),
+            Value::Number(n) if negative_zero(n) => return false,
+            Value::Number(n) => {
+                js_double(n);
+                continue;
+            }
+            _ => continue,
+        };
+        for child in children {
+            match child {
+                Value::Object(_) | Value::Array(_) => stack.push(child),
+                Value::Number(n) if negative_zero(n) => return false,
+                Value::Number(n) => js_double(n),
+                _ => {}
+            }
+        }
+    }
+    true
+}
+
+/// Reorder one object's keys into JavaScript's own-property order (array indices ascending, then the
+/// rest in insertion order); an object without an array-index key is left as it is.
+fn js_key_order(map: &mut Map<String, Value>) {
+    if !map.keys().any(|k| array_index(k).is_some()) {
+        return;
+    }
+    let taken = std::mem::take(map);
+    let mut entries: Vec<(Option<u32>, usize, String, Value)> =
+        taken.into_iter().enumerate().map(|(pos, (k, v))| (array_index(&k), pos, k, v)).collect();
+    entries.sort_by_key(|(idx, pos, _, _)| match idx {
+        Some(i) => (0u8, u64::from(*i)),
+        None => (1u8, *pos as u64),
+    });
+    let mut rebuilt = Map::with_capacity(entries.len());
+    for (_, _, k, v) in entries {
+        rebuilt.insert(k, v);
+    }
+    *map = rebuilt;
 }
 
 /// Hold a number as JavaScript does (an IEEE double).
@@ -533,6 +571,41 @@ mod tests {
             .unwrap_or(Value::Null);
         js_property_order(&mut v);
         assert_eq!(v.to_string(), r#"{"1":4,"10":2,"b":1,"a":{"1":2,"2":0,"x":1},"01":3}"#);
+    }
+
+    /// Values with array-index and plain keys, integral floats, big integers and negative zero.
+    fn values() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            prop_oneof![Just(0.0), Just(-0.0), Just(2.0), Just(2.5), Just(9007199254740993.0)].prop_map(|f| json!(f)),
+            any::<i64>().prop_map(|i| json!(i)),
+            "[a-c]{0,2}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((prop_oneof![Just("1".to_owned()), Just("01".to_owned()), Just("7".to_owned()), "[a-c]{1,2}"], inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The one-walk snapshot agrees with the lossless check and, for a lossless value, leaves exactly
+        /// what the property order gives (compared as text, so key order counts).
+        #[test]
+        fn the_one_walk_snapshot_is_the_check_then_the_order(value in values()) {
+            let mut walked = value.clone();
+            let lossless = js_snapshot(&mut walked);
+            proptest::prop_assert_eq!(lossless, is_lossless(&value));
+            if lossless {
+                let mut ordered = value;
+                js_property_order(&mut ordered);
+                proptest::prop_assert_eq!(walked.to_string(), ordered.to_string());
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::definition::FinalizeContentFn;
 use crate::execution::{AbortReasons, CallState, ExecutionToken, ToolExecution, ToolExecutionInput};
 use crate::registry::{EntryView, RegisteredTool, Registry};
-use crate::value::js_property_order;
+use crate::value::js_snapshot;
 
 /// Per-call registry state kept outside the immutable execution view.
 pub(crate) struct Call {
@@ -62,12 +62,11 @@ pub(crate) fn create(registry: &Registry, reasons: AbortReasons, input: ToolExec
         Collapse::Rejected => None,
         Collapse::No | Collapse::PreAborted => visible.as_ref().and_then(|t| t.def.finalize_content.clone()),
     };
-    let snapshot_failed = !crate::value::is_lossless(&arguments);
+    let snapshot_failed = !js_snapshot(&mut arguments);
     if snapshot_failed {
         // Upstream's execution then has no arguments at all; `null` stands for that here.
         crate::value::dismantle(std::mem::take(&mut arguments));
     }
-    js_property_order(&mut arguments);
     let exec = Arc::new(ToolExecution {
         token: ExecutionToken::mint(),
         root_call_id: root_call_id.unwrap_or_else(|| call_id.clone()),

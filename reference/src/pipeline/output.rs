@@ -12,7 +12,7 @@ use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::registry::RegisteredTool;
 use crate::result::ToolExecutionResult;
-use crate::value::{dismantle, is_lossless, js_property_order};
+use crate::value::{dismantle, js_snapshot};
 
 use crate::callback::contain;
 
@@ -23,11 +23,10 @@ fn projection_failure(tool: &str, projector: &str, message: String) -> ToolFailu
 /// Build the canonical success for `value`, or the `INVALID_TOOL_OUTPUT` failure.
 pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Value) -> Result<ToolExecutionResult, ToolFailure> {
     let name = tool.def.name.as_str();
-    if !is_lossless(&value) {
+    if !js_snapshot(&mut value) {
         dismantle(value);
         return Err(ToolFailure::invalid_output(name, &["value is not lossless JSON".to_owned()]));
     }
-    js_property_order(&mut value);
     let violations = tool.output_plan.violations(&value, "value");
     if !violations.is_empty() {
         dismantle(value);
@@ -45,26 +44,22 @@ pub(crate) fn success(exec: &ToolExecution, tool: &RegisteredTool, mut value: Va
         }
     };
     let mut content = rendered;
-    if !content.iter().all(is_lossless) {
+    if !content.iter_mut().all(js_snapshot) {
         dismantle(value);
         return Err(ToolFailure::invalid_output(name, &["output.render returned non-lossless JSON".to_owned()]));
-    }
-    for block in &mut content {
-        js_property_order(block);
     }
     let mut meta = None;
     if exec.parent.is_none() {
         if let Some(project) = &output.presentation_meta {
             match contain(|| project(&exec.arguments, &value)) {
-                Ok(Ok(projected)) if !is_lossless(&projected) => {
-                    dismantle(value);
-                    return Err(ToolFailure::invalid_output(
-                        name,
-                        &["output.presentationMeta returned non-lossless JSON".to_owned()],
-                    ));
-                }
                 Ok(Ok(mut projected)) => {
-                    js_property_order(&mut projected);
+                    if !js_snapshot(&mut projected) {
+                        dismantle(value);
+                        return Err(ToolFailure::invalid_output(
+                            name,
+                            &["output.presentationMeta returned non-lossless JSON".to_owned()],
+                        ));
+                    }
                     meta = Some(projected);
                 }
                 Ok(Err(message)) | Err(message) => {
