@@ -3,10 +3,10 @@
 //!
 //! Spec: REG-002, REG-003, REG-018, CODE-003.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::RegisteredTool;
+use super::{FastMap, RegisteredTool};
 use crate::hooks::FallibleGuardFn;
 use crate::presentation::ToolMode;
 use super::ToolFilter;
@@ -20,7 +20,7 @@ pub(crate) struct ToolEntry {
 /// One layer: the global layer or one agent scope's.
 #[derive(Default)]
 pub(crate) struct Layer {
-    pub(crate) tools: HashMap<Arc<str>, ToolEntry>,
+    pub(crate) tools: FastMap<Arc<str>, ToolEntry>,
     /// Registration order: id -> name (ids grow monotonically).
     pub(crate) order: BTreeMap<u64, Arc<str>>,
     pub(crate) guards: Vec<(u64, FallibleGuardFn)>,

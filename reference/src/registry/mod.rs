@@ -101,8 +101,13 @@ fn dismantle_definition_values(def: &mut ToolDefinition) {
 #[derive(Default)]
 pub(crate) struct Layers {
     global: Layer,
-    scoped: HashMap<ScopeKey, Layer>,
+    scoped: FastMap<ScopeKey, Layer>,
 }
+
+/// The registry's maps, read on every call, hash with foldhash rather than SipHash: their keys are the
+/// names and scopes the embedder registered (a caller's name only probes them), so SipHash's resistance
+/// to chosen collisions buys nothing here.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The registry state shared by a runtime and its registration handles.
 pub(crate) struct Registry {
