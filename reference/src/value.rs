@@ -252,6 +252,19 @@ fn js_number(n: &Number) -> Option<Number> {
 /// then the rest in insertion order), which is the order a lossless JS snapshot exposes, and hold every
 /// number as JavaScript does (an IEEE double: `2.0` is `2`, integers beyond ±2^53 round).
 pub(crate) fn js_property_order(root: &mut Value) {
+    js_walk(root, false);
+}
+
+/// [`is_lossless`] and, when it holds, [`js_property_order`], in one walk: what a lossless JavaScript
+/// snapshot of `root` is. `false`: `root` is lossy, and may be left partly reordered (every caller
+/// discards a lossy value).
+pub(crate) fn js_snapshot(root: &mut Value) -> bool {
+    js_walk(root, true)
+}
+
+/// The walk behind [`js_property_order`] and [`js_snapshot`]: with `lossless_only`, it stops at the first
+/// negative zero and returns `false` (without, negative zero is left as it is: it has no other double).
+fn js_walk(root: &mut Value, lossless_only: bool) -> bool {
     // Only containers go on the stack, and the root is taken first without it: a scalar or a flat
     // object (the usual tool arguments and outputs) allocates nothing here.
     let mut stack: Vec<&mut Value> = Vec::new();
@@ -264,6 +277,9 @@ pub(crate) fn js_property_order(root: &mut Value) {
             }
             Value::Array(items) => &mut items.iter_mut(),
             Value::Number(n) => {
+                if lossless_only && negative_zero(n) {
+                    return false;
+                }
                 js_double(n);
                 continue;
             }
@@ -272,37 +288,7 @@ pub(crate) fn js_property_order(root: &mut Value) {
         for child in children {
             match child {
                 Value::Object(_) | Value::Array(_) => stack.push(child),
-                Value::Number(n) => js_double(n),
-                _ => {}
-            }
-        }
-    }
-}
-
-/// [`is_lossless`] and, when it holds, [`js_property_order`], in one walk: what a lossless JavaScript
-/// snapshot of `root` is. `false`: `root` is lossy, and may be left partly reordered (every caller
-/// discards a lossy value).
-pub(crate) fn js_snapshot(root: &mut Value) -> bool {
-    let mut stack: Vec<&mut Value> = Vec::new();
-    let mut next = Some(root);
-    while let Some(value) = next.take().or_else(|| stack.pop()) {
-        let children: &mut dyn Iterator<Item = &mut Value> = match value {
-            Value::Object(map) => {
-                js_key_order(map);
-                &mut map.values_mut()
-            }
-            Value::Array(items) => &mut items.iter_mut(),
-            Value::Number(n) if negative_zero(n) => return false,
-            Value::Number(n) => {
-                js_double(n);
-                continue;
-            }
-            _ => continue,
-        };
-        for child in children {
-            match child {
-                Value::Object(_) | Value::Array(_) => stack.push(child),
-                Value::Number(n) if negative_zero(n) => return false,
+                Value::Number(n) if lossless_only && negative_zero(n) => return false,
                 Value::Number(n) => js_double(n),
                 _ => {}
             }
