@@ -8,17 +8,20 @@
 //!
 //! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012, PIPE-021, SCOPE-022, SCOPE-024.
 
+mod list;
+
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::sync::{Arc, Mutex, Weak};
 
 use crate::callback::BoxFuture;
 use crate::error::ToolFailure;
 use crate::execution::ToolExecution;
 use crate::result::ToolExecutionResult;
-use crate::scope::ScopeKey;
+
+pub use self::list::{HookEntry, HookGuard};
+pub(crate) use self::list::{HookList, Slot, Snapshot, next_id};
 
 /// A `tools/pre-execute` decision. Input rewrite is deliberately not offered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,195 +178,6 @@ where
     Arc::new(f)
 }
 
-/// One registered hook with its owning scope (`None`: global).
-pub struct HookEntry<T> {
-    id: u64,
-    scope: Option<ScopeKey>,
-    pub(crate) hook: T,
-}
-
-impl<T> HookEntry<T> {
-    /// Whether this hook observes calls of the agent `agent`.
-    pub(crate) fn applies_to(&self, agent: Option<&ScopeKey>) -> bool {
-        match (&self.scope, agent) {
-            (None, _) => true,
-            (Some(_), None) => false,
-            (Some(tag), Some(agent)) => tag.is_self_or_ancestor_of(agent),
-        }
-    }
-}
-
-/// A copy-on-write, registration-ordered hook list; a snapshot is one `Arc` clone, and the snapshot of an
-/// empty list (most lists, on most calls) is one atomic load.
-pub(crate) struct HookList<T> {
-    entries: Mutex<Arc<Vec<HookEntry<T>>>>,
-    /// Whether `entries` is empty; written under the lock with it.
-    empty: AtomicBool,
-}
-
-/// The hooks registered at one moment: what a call runs, whatever is added or removed meanwhile.
-pub(crate) struct Snapshot<T>(Option<Arc<Vec<HookEntry<T>>>>);
-
-impl<T> std::ops::Deref for Snapshot<T> {
-    type Target = [HookEntry<T>];
-
-    fn deref(&self) -> &[HookEntry<T>] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
-    }
-}
-
-impl<T: Clone + Send + Sync + 'static> HookList<T> {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self { entries: Mutex::new(Arc::new(Vec::new())), empty: AtomicBool::new(true) })
-    }
-
-    pub(crate) fn snapshot(&self) -> Snapshot<T> {
-        if self.empty.load(Ordering::Acquire) {
-            return Snapshot(None);
-        }
-        let guard = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        Snapshot(Some(Arc::clone(&guard)))
-    }
-
-    /// The snapshot, when one of its hooks applies to calls of `agent`; `None`: none would run, so the
-    /// stage takes its default path without building a chain.
-    pub(crate) fn snapshot_for(&self, agent: Option<&ScopeKey>) -> Option<Snapshot<T>> {
-        let chain = self.snapshot();
-        chain.iter().any(|e| e.applies_to(agent)).then_some(chain)
-    }
-
-    pub(crate) fn add(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
-        self.insert(scope, hook, false)
-    }
-
-    /// Register ahead of every hook already in the list (cordis `{ prepend: true }`): the newest prepended
-    /// hook runs first.
-    pub(crate) fn add_first(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T) -> HookGuard {
-        self.insert(scope, hook, true)
-    }
-
-    fn insert(self: &Arc<Self>, scope: Option<&ScopeKey>, hook: T, first: bool) -> HookGuard {
-        let id = next_id();
-        let entry = HookEntry { id, scope: scope.cloned(), hook };
-        self.mutate(|list| if first { list.insert(0, entry) } else { list.push(entry) });
-        let weak: Weak<Self> = Arc::downgrade(self);
-        HookGuard::new(move || {
-            if let Some(list) = weak.upgrade() {
-                list.mutate(|entries| entries.retain(|e| e.id != id));
-            }
-        })
-    }
-
-    /// Remove every hook registered for exactly `scope`.
-    pub(crate) fn remove_scope(&self, scope: &ScopeKey) {
-        self.mutate(|entries| entries.retain(|e| e.scope.as_ref() != Some(scope)));
-    }
-
-    /// Call every hook (all scopes), in registration order.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&T)) {
-        for entry in self.snapshot().iter() {
-            f(&entry.hook);
-        }
-    }
-
-    fn mutate(&self, f: impl FnOnce(&mut Vec<HookEntry<T>>)) {
-        let mut guard = match self.entries.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let mut next: Vec<HookEntry<T>> = guard
-            .iter()
-            .map(|e| HookEntry { id: e.id, scope: e.scope.clone(), hook: e.hook.clone() })
-            .collect();
-        f(&mut next);
-        self.empty.store(next.is_empty(), Ordering::Release);
-        *guard = Arc::new(next);
-    }
-}
-
-/// One mounted value at a time (the approval seam, the code runtime): mounting replaces what is there;
-/// the returned guard unmounts only what it mounted (a later mount survives an earlier guard's drop).
-pub(crate) struct Slot<T> {
-    current: Mutex<Option<(u64, T)>>,
-}
-
-impl<T: Clone + Send + 'static> Slot<T> {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self { current: Mutex::new(None) })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(u64, T)>> {
-        self.current.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// What is mounted right now.
-    pub(crate) fn get(&self) -> Option<T> {
-        self.lock().as_ref().map(|(_, value)| value.clone())
-    }
-
-    /// Mount `value`, replacing any mounted one.
-    pub(crate) fn mount(self: &Arc<Self>, value: T) -> HookGuard {
-        let id = next_id();
-        let replaced = self.lock().replace((id, value));
-        drop(replaced);
-        let weak = Arc::downgrade(self);
-        HookGuard::new(move || {
-            let Some(slot) = weak.upgrade() else { return };
-            let mut current = slot.lock();
-            if current.as_ref().is_some_and(|(mounted, _)| *mounted == id) {
-                let unmounted = current.take();
-                drop(current);
-                drop(unmounted);
-            }
-        })
-    }
-}
-
-/// A process-unique id for registrations and hooks.
-pub(crate) fn next_id() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Unregisters its hook when dropped or [`dispose`](HookGuard::dispose)d.
-#[must_use = "dropping the guard unregisters the hook immediately"]
-pub struct HookGuard {
-    dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl HookGuard {
-    pub(crate) fn new(dispose: impl FnOnce() + Send + Sync + 'static) -> Self {
-        Self { dispose: Some(Box::new(dispose)) }
-    }
-
-    /// Unregister now.
-    pub fn dispose(mut self) {
-        if let Some(f) = self.dispose.take() {
-            f();
-        }
-    }
-
-    /// Keep the hook registered for the rest of the runtime's life.
-    pub fn forget(mut self) {
-        self.dispose = None;
-    }
-}
-
-impl Drop for HookGuard {
-    fn drop(&mut self) {
-        if let Some(f) = self.dispose.take() {
-            f();
-        }
-    }
-}
-
-impl std::fmt::Debug for HookGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HookGuard").field("active", &self.dispose.is_some()).finish()
-    }
-}
-
 /// A `tools/post-execute` decision.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PostToolDecision {
@@ -483,22 +297,5 @@ impl<'a> PostNext<'a> {
             rest = tail;
         }
         Box::pin(EndOfChain(accept))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_slot_guard_unmounts_only_its_own_value() {
-        let slot = Slot::<&'static str>::new();
-        let first = slot.mount("first");
-        assert_eq!(slot.get(), Some("first"));
-        let second = slot.mount("second");
-        drop(first);
-        assert_eq!(slot.get(), Some("second"));
-        drop(second);
-        assert_eq!(slot.get(), None);
     }
 }
