@@ -10,7 +10,8 @@
 //! table with two (upgrade, drop) and no lock. A `Weak` keeps no hook alive: a disposed hook is dropped
 //! as soon as no stage holds a table with it.
 //!
-//! Spec: PIPE-002, PIPE-005, PIPE-011, SCOPE-022, SCOPE-024 (the snapshot each stage runs).
+//! Spec: PIPE-001, PIPE-002 (the chains a stage runs: registration order, prepended hooks first), PIPE-011
+//! (the result observers), SCOPE-022, SCOPE-024 (scoped hooks).
 
 use std::any::Any;
 use std::cell::RefCell;
