@@ -84,8 +84,8 @@ impl<T: Clone + Send + Sync + 'static> HookList<T> {
             let guard = self.entries.lock().unwrap_or_else(|p| p.into_inner());
             (Arc::clone(&guard), self.version.load(Ordering::Relaxed))
         };
-        let erased: Arc<dyn Any + Send + Sync> = table.clone();
-        remember(self.id, version, Arc::downgrade(&erased));
+        let weak: Weak<Vec<HookEntry<T>>> = Arc::downgrade(&table);
+        remember(self.id, version, weak);
         Snapshot(Some(table))
     }
 

@@ -1,6 +1,7 @@
-//! Hook plumbing: copy-on-write listener lists (`HookList`) snapshotted cheaply when a stage starts,
-//! the RAII [`HookGuard`], the one-at-a-time mount point (`Slot`: the approval seam, the code runtime), and the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`],
-//! [`PreToolDecision`]), guards and result observers.
+//! Hook plumbing: the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`], [`PreToolDecision`]),
+//! the `tools/post-execute` one, guards and result observers; and, in `list.rs`, the copy-on-write
+//! listener lists (`HookList`) snapshotted cheaply when a stage starts, the RAII [`HookGuard`] and the
+//! one-at-a-time mount point (`Slot`: the approval seam, the code runtime).
 //!
 //! # Order
 //! Listeners run in registration order; a scoped listener (registered for an agent) sees only calls of that
