@@ -136,34 +136,33 @@ impl Pipeline {
         self.commit(call, stage, Read::Stale).await
     }
 
-    /// Stages 5-6 after a stage that read the signal as `read` says. The stage is taken apart before
-    /// the returned future exists, so that future holds the result once, not the stage beside it.
-    fn commit<'a>(&'a self, call: &'a entry::Call, stage: Stage, read: Read) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
-        let (mut result, listeners) = self.post_chain(call, stage, read);
-        async move {
-            if let Some(chain) = listeners {
-                // Awaited where it stands: across this await the future keeps only the snapshot and the
-                // first listener's boxed future, so it grows by a few words and needs no box of its own.
-                let outcome = post_execute::start(&chain, call, &result).await;
-                self.post(call, &mut result, outcome);
-            }
-            result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result)
+    /// Stages 5-6 after a stage that read the signal as `read` says. The result is worked on where the
+    /// stage holds it, and moved out once, when it is returned: each move of a result (200 bytes) is a
+    /// `memcpy` call.
+    async fn commit(&self, call: &entry::Call, mut stage: Stage, read: Read) -> ToolExecutionResult {
+        let listeners = self.post_chain(call, &mut stage, read);
+        let (Stage::Post(result) | Stage::Final(result)) = &mut stage;
+        if let Some(chain) = listeners {
+            // Awaited where it stands: across this await the future keeps only the snapshot and the first
+            // listener's boxed future, so it grows by a few words and needs no box of its own.
+            let outcome = post_execute::start(&chain, call, result).await;
+            self.post(call, result, outcome);
         }
+        result::finish(&self.observers, &self.logs, &self.abort_reasons, call, result);
+        let (Stage::Post(result) | Stage::Final(result)) = stage;
+        result
     }
 
-    /// Stage 5's start: the result, and the post-execute listeners it goes through (a `Post` result
-    /// with listeners for the call). With none, the cancellation rule applies now, unless the previous
-    /// stage applied it with nothing run since ([`Read::Fresh`]).
-    fn post_chain(&self, call: &entry::Call, stage: Stage, read: Read) -> (ToolExecutionResult, Option<post_execute::Chain>) {
-        let mut result = match stage {
-            Stage::Final(result) => return (result, None),
-            Stage::Post(result) => result,
-        };
+    /// Stage 5's start: the post-execute listeners a `Post` result goes through, when some apply to the
+    /// call. With none, the cancellation rule applies now, unless the previous stage applied it with
+    /// nothing run since ([`Read::Fresh`]).
+    fn post_chain(&self, call: &entry::Call, stage: &mut Stage, read: Read) -> Option<post_execute::Chain> {
+        let Stage::Post(result) = stage else { return None };
         let chain = self.post_execute.snapshot_for(call.exec.agent.as_ref());
         if chain.is_none() && read == Read::Stale {
-            replace_if_cancelled(call, &mut result);
+            replace_if_cancelled(call, result);
         }
-        (result, chain)
+        chain
     }
 
     /// Stage 5 with listeners, once their chain resolved to `outcome`: apply it to `result` in place,

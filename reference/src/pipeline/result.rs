@@ -30,43 +30,46 @@ fn materialize(result: &mut ToolExecutionResult) {
     if lossless {
         return;
     }
-    let lossy = std::mem::replace(result, ToolExecutionResult::from_failure(ToolFailure::message(LOSSY_RESULT)));
-    if let ToolExecutionResult::Success { value, .. } = lossy {
+    replace(result, ToolExecutionResult::from_failure(ToolFailure::message(LOSSY_RESULT)));
+}
+
+/// Put `with` in place of `result`; a replaced success's value is dismantled without recursion.
+fn replace(result: &mut ToolExecutionResult, with: ToolExecutionResult) {
+    if let ToolExecutionResult::Success { value, .. } = std::mem::replace(result, with) {
         crate::value::dismantle(value);
     }
 }
 
-/// Finalize content, forget the call's attached abort reason, and publish to a snapshot of `observers`.
+/// Finalize `result`'s content in place, forget the call's attached abort reason, and publish to a snapshot
+/// of `observers`.
 pub(crate) fn finish(
     observers: &HookList<ResultObserver>,
     logs: &HookList<LogSink>,
     abort_reasons: &AbortReasons,
     call: &Call,
-    result: ToolExecutionResult,
-) -> ToolExecutionResult {
-    let mut result = result;
-    materialize(&mut result);
+    result: &mut ToolExecutionResult,
+) {
+    materialize(result);
     if let Some(finalize) = &call.finalizer {
-        match contain(|| finalize(&call.exec, &result)) {
+        match contain(|| finalize(&call.exec, result)) {
             Ok(Ok(Some(content))) => {
                 *result.content_mut() = content;
-                materialize(&mut result);
+                materialize(result);
             }
             Ok(Ok(None)) => {}
-            Ok(Err(failure)) => result = ToolExecutionResult::from_failure(failure),
-            Err(panic) => result = ToolExecutionResult::from_failure(ToolFailure::message(panic)),
+            Ok(Err(failure)) => replace(result, ToolExecutionResult::from_failure(failure)),
+            Err(panic) => replace(result, ToolExecutionResult::from_failure(ToolFailure::message(panic))),
         }
     }
     abort_reasons.forget(call.exec.token);
     for entry in observers.snapshot().iter() {
         if entry.applies_to(call.exec.agent.as_ref()) {
-            if let Err(message) = contain(|| (entry.hook)(&call.exec, &result)) {
+            if let Err(message) = contain(|| (entry.hook)(&call.exec, result)) {
                 let (name, call_id) = (&call.exec.name, &call.exec.call_id);
                 log(logs, &format!("tool \"{name}\" ({call_id}): tools/result observer failed: {message}"));
             }
         }
     }
-    result
 }
 
 /// Hands one warning to every log sink (a sink that panics is skipped: logging never fails a call).
