@@ -164,7 +164,9 @@ thread_local! {
 }
 
 /// The table this thread remembers of list `list` at `version`, while some stage or the list still holds it.
-fn remembered(list: u64, version: u64) -> Option<Arc<dyn Any + Send + Sync>> {
+/// Any copy-on-write table keyed by a process-unique id may use this memory (the registry's global guard
+/// table does, keyed by the registry's id and generation).
+pub(crate) fn remembered(list: u64, version: u64) -> Option<Arc<dyn Any + Send + Sync>> {
     TABLES
         .try_with(|tables| {
             let tables = tables.try_borrow().ok()?;
@@ -176,7 +178,7 @@ fn remembered(list: u64, version: u64) -> Option<Arc<dyn Any + Send + Sync>> {
 }
 
 /// Remember `table`, list `list`'s table at `version`, for this thread's next snapshot of it.
-fn remember(list: u64, version: u64, table: Weak<dyn Any + Send + Sync>) {
+pub(crate) fn remember(list: u64, version: u64, table: Weak<dyn Any + Send + Sync>) {
     let _ = TABLES.try_with(|tables| {
         if let Ok(mut tables) = tables.try_borrow_mut() {
             tables[(list % REMEMBERED as u64) as usize] = Some(Remembered { list, version, table });

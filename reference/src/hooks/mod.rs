@@ -22,7 +22,7 @@ use crate::execution::ToolExecution;
 use crate::result::ToolExecutionResult;
 
 pub use self::list::{HookEntry, HookGuard};
-pub(crate) use self::list::{HookList, Slot, Snapshot, next_id};
+pub(crate) use self::list::{HookList, Slot, Snapshot, next_id, remember, remembered};
 
 /// A `tools/pre-execute` decision. Input rewrite is deliberately not offered.
 #[derive(Clone, Debug, PartialEq, Eq)]

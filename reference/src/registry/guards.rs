@@ -11,13 +11,22 @@
 //! iterator keeps the old). The scope chain's layers are the ones that exist when the pass leaves the
 //! global layer.
 //!
+//! # Held tables
+//! A pass holds the table of the layer it walks (an `Arc`; tables are copy-on-write) and runs its guards
+//! unlocked. While the registry's generation is the one the table was read at, the table is still the
+//! layer's, so the next guard comes from it without the lock. Each thread also remembers the global
+//! layer's table with the generation it was read at (the hook lists' snapshot memory, holding a `Weak`),
+//! so a pass over an unchanged registry starts without the lock too: two atomic read-modify-writes for
+//! the global guards instead of four per guard.
+//!
 //! Spec: PIPE-007, PIPE-023, SCOPE-014, SCOPE-016, SCOPE-021.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
 use super::Registry;
-use crate::hooks::{FallibleGuardFn, GuardFn, HookGuard, next_id};
+use super::layer::GuardTable;
+use crate::hooks::{FallibleGuardFn, GuardFn, HookGuard, next_id, remember, remembered};
 use crate::scope::ScopeKey;
 
 impl Registry {
@@ -36,10 +45,11 @@ impl Registry {
                 None => &mut layers.global,
                 Some(key) => layers.scoped.entry(key.clone()).or_default(),
             };
-            if layer.guards.is_empty() {
-                layer.guard_generation = next_id();
+            let table = Arc::make_mut(&mut layer.guards);
+            if table.entries.is_empty() {
+                table.generation = next_id();
             }
-            layer.guards.push((id, guard));
+            table.entries.push((id, guard));
             self.guard_count.fetch_add(1, Ordering::SeqCst);
             id
         };
@@ -53,9 +63,10 @@ impl Registry {
                 Some(key) => layers.scoped.get_mut(key),
             };
             let Some(layer) = layer else { return };
-            let before = layer.guards.len();
-            layer.guards.retain(|(g, _)| *g != id);
-            registry.guard_count.fetch_sub(before - layer.guards.len(), Ordering::SeqCst);
+            let table = Arc::make_mut(&mut layer.guards);
+            let before = table.entries.len();
+            table.entries.retain(|(g, _)| *g != id);
+            registry.guard_count.fetch_sub(before - table.entries.len(), Ordering::SeqCst);
             let empty = layer.is_empty();
             if let (Some(key), true) = (&scope, empty) {
                 layers.scoped.remove(key);
@@ -64,8 +75,9 @@ impl Registry {
     }
 
     /// The next guard of a live pass for a call of `agent` (see the module's # Live iteration), or `None`
-    /// when the pass is over. The registry lock is released before the guard runs.
-    pub(crate) fn next_guard(&self, agent: Option<&ScopeKey>, pass: &mut GuardPass) -> Option<FallibleGuardFn> {
+    /// when the pass is over. The registry lock is released before the guard runs: the guard is borrowed
+    /// from the table the pass holds.
+    pub(crate) fn next_guard<'p>(&self, agent: Option<&ScopeKey>, pass: &'p mut GuardPass) -> Option<&'p FallibleGuardFn> {
         // No guard anywhere: nothing can run in this pass.
         if self.guard_count.load(Ordering::SeqCst) == 0 {
             return None;
@@ -74,6 +86,14 @@ impl Registry {
         // without taking the lock again.
         if pass.exhausted_at.take().is_some_and(|generation| self.unchanged_since(generation)) {
             return None;
+        }
+        if pass.layer == 0 && pass.held.is_none() && pass.generation.is_none() {
+            self.recall_global(pass);
+        }
+        match self.next_held(agent, pass) {
+            Some(Some(index)) => return pass.held.as_ref().map(|held| &held.table.entries[index].1),
+            Some(None) => return None,
+            None => {}
         }
         let layers = self.read();
         loop {
@@ -97,29 +117,82 @@ impl Registry {
                 continue;
             };
             match pass.generation {
-                None => pass.generation = Some(layer.guard_generation),
-                Some(generation) if generation != layer.guard_generation => {
+                None => pass.generation = Some(layer.guards.generation),
+                Some(generation) if generation != layer.guards.generation => {
                     pass.enter_next_layer();
                     continue;
                 }
                 Some(_) => {}
             }
-            if let Some((id, guard)) = layer.guards.iter().find(|(id, _)| *id > pass.after) {
-                pass.after = *id;
-                let later_here = layer.guards.iter().any(|(id, _)| *id > pass.after);
+            let entries = &layer.guards.entries;
+            if let Some(index) = entries.iter().position(|(id, _)| *id > pass.after) {
+                pass.after = entries[index].0;
+                let later_here = index + 1 < entries.len();
                 let later_layers = match &pass.chain {
                     // Still in the global layer: the chain's layers as they exist now.
-                    None => agent.is_some_and(|a| a.chain().any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.is_empty()))),
-                    Some(chain) => chain.iter().skip(pass.layer).any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.is_empty())),
+                    None => agent.is_some_and(|a| a.chain().any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.entries.is_empty()))),
+                    Some(chain) => chain.iter().skip(pass.layer).any(|k| layers.scoped.get(k).is_some_and(|l| !l.guards.entries.is_empty())),
                 };
+                // Read under the lock, so it is the generation of what was just read.
+                let at = self.generation.load(Ordering::SeqCst);
                 if !later_here && !later_layers {
-                    // Read under the lock, so it is the generation of what was just read.
-                    pass.exhausted_at = Some(self.generation.load(Ordering::SeqCst));
+                    pass.exhausted_at = Some(at);
                 }
-                return Some(Arc::clone(guard));
+                let table = Arc::clone(&layer.guards);
+                if pass.layer == 0 {
+                    let weak: Weak<GuardTable> = Arc::downgrade(&table);
+                    remember(self.id, at, weak);
+                }
+                let held = pass.held.insert(Held { table, at });
+                return Some(&held.table.entries[index].1);
             }
             pass.enter_next_layer();
         }
+    }
+
+    /// Start a pass on the global table this thread remembers at the registry's current generation, if
+    /// any (see the module's # Held tables).
+    fn recall_global(&self, pass: &mut GuardPass) {
+        let at = self.generation.load(Ordering::SeqCst);
+        if let Some(table) = remembered(self.id, at).and_then(|table| table.downcast::<GuardTable>().ok()) {
+            pass.generation = Some(table.generation);
+            pass.held = Some(Held { table, at });
+        }
+    }
+
+    /// The next guard from the table the pass holds, while the registry is unchanged since it was read:
+    /// `Some(Some(index))`; `Some(None)`: the pass is over; `None`: the registry must be read.
+    fn next_held(&self, agent: Option<&ScopeKey>, pass: &mut GuardPass) -> Option<Option<usize>> {
+        let held = pass.held.as_ref().filter(|held| self.unchanged_since(held.at))?;
+        let entries = &held.table.entries;
+        let index = entries.iter().position(|(id, _)| *id > pass.after);
+        // Only the global layer can tell, unlocked, that no later layer has a guard: every guard the
+        // registry counts is in this table, or the call has no agent.
+        let no_later_layers =
+            pass.layer == 0 && (agent.is_none() || self.guard_count.load(Ordering::SeqCst) == entries.len());
+        match index {
+            Some(index) => {
+                pass.after = entries[index].0;
+                if index + 1 == entries.len() && no_later_layers {
+                    pass.exhausted_at = Some(held.at);
+                }
+                Some(Some(index))
+            }
+            None if no_later_layers => Some(None),
+            None => None,
+        }
+    }
+}
+
+/// The table a pass walks, and the registry generation it was read at.
+struct Held {
+    table: Arc<GuardTable>,
+    at: u64,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Held").field("guards", &self.table.entries.len()).field("at", &self.at).finish()
     }
 }
 
@@ -133,6 +206,8 @@ pub(crate) struct GuardPass {
     after: u64,
     chain: Option<Vec<ScopeKey>>,
     exhausted_at: Option<u64>,
+    /// The table of the layer being walked (see the module's # Held tables).
+    held: Option<Held>,
 }
 
 impl GuardPass {
@@ -140,5 +215,134 @@ impl GuardPass {
         self.layer += 1;
         self.generation = None;
         self.after = 0;
+        self.held = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use crate::definition::{OutputDeclaration, Parameters, ToolDefinition};
+    use crate::execution::ToolExecutionInput;
+    use crate::hooks::HookGuard;
+    use crate::runtime::{ToolRuntime, ToolsConfig};
+    use crate::scope::ScopeKey;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        match tokio::runtime::Builder::new_current_thread().build() {
+            Ok(rt) => rt.block_on(f),
+            Err(e) => panic!("runtime: {e}"),
+        }
+    }
+
+    fn echo() -> ToolDefinition {
+        ToolDefinition::new(
+            "echo",
+            "d",
+            Parameters::Raw(json!({"type": "object"})),
+            OutputDeclaration { schema: json!({"type": "string"}), render: Arc::new(|_, _| Ok(vec![])), presentation_meta: None },
+            Arc::new(|_, _| Box::pin(async { Ok(json!("ok")) })),
+        )
+    }
+
+    type Log = Arc<Mutex<Vec<String>>>;
+    type Handles = Arc<Mutex<Vec<(String, HookGuard)>>>;
+
+    /// Register global guard `name`: it logs itself with the call id and, on the call `when`, runs `then`.
+    fn guard(rt: &ToolRuntime, log: &Log, handles: &Handles, name: &str, when: &str, then: Arc<dyn Fn() + Send + Sync>) {
+        let (log, label, when) = (Arc::clone(log), name.to_owned(), when.to_owned());
+        let handle = rt.guard(
+            None,
+            Arc::new(move |exec| {
+                if let Ok(mut log) = log.lock() {
+                    log.push(format!("{label}@{}", exec.call_id));
+                }
+                if exec.call_id == when {
+                    then();
+                }
+                None
+            }),
+        );
+        if let Ok(mut handles) = handles.lock() {
+            handles.push((name.to_owned(), handle));
+        }
+    }
+
+    fn dispose(handles: &Handles, name: &str) {
+        let taken = handles.lock().ok().and_then(|mut h| h.iter().position(|(n, _)| n == name).map(|i| h.remove(i)));
+        drop(taken);
+    }
+
+    fn run(rt: &ToolRuntime, calls: &[&str], agent: Option<&ScopeKey>) {
+        block_on(async {
+            for id in calls {
+                let mut input = ToolExecutionInput::new(*id, "echo", json!({}));
+                input.agent = agent.cloned();
+                assert!(!rt.execute(input).await.is_error());
+            }
+        });
+    }
+
+    fn taken(log: &Log) -> Vec<String> {
+        log.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default()
+    }
+
+    /// Passes that start on the global table this thread remembers keep the live rules: a guard an
+    /// earlier guard registers runs in the same pass, a guard it disposes does not, and a guard that
+    /// replaces the last one of its generation waits for the next pass.
+    #[test]
+    fn a_remembered_global_table_keeps_the_live_pass_rules() {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let _echo = rt.register(echo(), None);
+        let (log, handles): (Log, Handles) = Default::default();
+        // c2 (a pass on the remembered table): a registers c, and disposes b before it runs.
+        let (rt2, log2, handles2) = (rt.clone(), Arc::clone(&log), Arc::clone(&handles));
+        let then: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+            guard(&rt2, &log2, &handles2, "c", "", Arc::new(|| {}));
+            dispose(&handles2, "b");
+        });
+        guard(&rt, &log, &handles, "a", "c2", then);
+        guard(&rt, &log, &handles, "b", "", Arc::new(|| {}));
+        run(&rt, &["c1", "c2", "c3"], None);
+        assert_eq!(taken(&log), ["a@c1", "b@c1", "a@c2", "c@c2", "a@c3", "c@c3"]);
+
+        // c5, on the remembered table: e, the only guard, disposes itself and registers d, which belongs to a
+        // new generation and waits for c6.
+        dispose(&handles, "a");
+        let (rt2, log2, handles2) = (rt.clone(), Arc::clone(&log), Arc::clone(&handles));
+        dispose(&handles, "c");
+        let then: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+            dispose(&handles2, "e");
+            guard(&rt2, &log2, &handles2, "d", "", Arc::new(|| {}));
+        });
+        guard(&rt, &log, &handles, "e", "c5", then);
+        run(&rt, &["c4", "c5", "c6"], None);
+        assert_eq!(taken(&log), ["e@c4", "e@c5", "d@c6"]);
+    }
+
+    /// A pass for an agent on a remembered global table still walks the agent's layers.
+    #[test]
+    fn a_remembered_global_table_leaves_the_agent_layers_to_the_pass() {
+        let rt = ToolRuntime::new(ToolsConfig::default());
+        let _echo = rt.register(echo(), None);
+        let (log, handles): (Log, Handles) = Default::default();
+        guard(&rt, &log, &handles, "g", "", Arc::new(|| {}));
+        let agent = ScopeKey::new("agent");
+        let scoped_log = Arc::clone(&log);
+        let _scoped = rt.guard(
+            Some(&agent),
+            Arc::new(move |exec| {
+                if let Ok(mut log) = scoped_log.lock() {
+                    log.push(format!("s@{}", exec.call_id));
+                }
+                None
+            }),
+        );
+        run(&rt, &["c1", "c2"], None);
+        run(&rt, &["c3", "c4"], Some(&agent));
+        assert_eq!(taken(&log), ["g@c1", "g@c2", "g@c3", "s@c3", "g@c4", "s@c4"]);
     }
 }

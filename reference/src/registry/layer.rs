@@ -23,19 +23,27 @@ pub(crate) struct Layer {
     pub(crate) tools: FastMap<Arc<str>, ToolEntry>,
     /// Registration order: id -> name (ids grow monotonically).
     pub(crate) order: BTreeMap<u64, Arc<str>>,
-    pub(crate) guards: Vec<(u64, FallibleGuardFn)>,
-    /// The generation of `guards`: fresh (a new id) whenever a guard joins an empty list, so a live guard
-    /// pass that started on the old generation stops there (upstream's emptied entry table is replaced).
-    pub(crate) guard_generation: u64,
+    /// Shared copy-on-write: a guard pass holds the table it is walking while its guards run unlocked.
+    pub(crate) guards: Arc<GuardTable>,
     /// Restriction masks over inherited tools; they intersect.
     pub(crate) restrictions: Vec<(u64, Arc<ToolFilter>)>,
     /// This scope's `presentAs` declaration and the id of the guard that made it (CODE-003, CODE-004).
     pub(crate) mode: Option<(u64, ToolMode)>,
 }
 
+/// One layer's guards in registration order, and their generation.
+#[derive(Clone, Default)]
+pub(crate) struct GuardTable {
+    /// Fresh (a new id) whenever a guard joins an empty table, so a live guard pass that started on the
+    /// old generation stops there (upstream's emptied entry table is replaced).
+    pub(crate) generation: u64,
+    /// `(id, guard)`; ids grow in push order.
+    pub(crate) entries: Vec<(u64, FallibleGuardFn)>,
+}
+
 impl Layer {
     pub(crate) fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.guards.is_empty() && self.restrictions.is_empty() && self.mode.is_none()
+        self.tools.is_empty() && self.guards.entries.is_empty() && self.restrictions.is_empty() && self.mode.is_none()
     }
 
     /// Tools in registration order.

@@ -118,6 +118,8 @@ pub(crate) struct Registry {
     /// How many guards all layers hold, changed under the write lock: a call's guard pass with none to
     /// run ends without taking the read lock.
     guard_count: AtomicUsize,
+    /// Process-unique: the key of this registry's global guard table in the per-thread snapshot memory.
+    id: u64,
     pub(crate) changes: Arc<HookList<ChangeObserver>>,
     /// The presentation of scopes that declare none (the `mode` config field).
     default_mode: ToolMode,
@@ -180,7 +182,7 @@ impl Registry {
             let mut layers = self.write();
             let removed = layers.scoped.remove(scope);
             if let Some(layer) = &removed {
-                self.guard_count.fetch_sub(layer.guards.len(), Ordering::SeqCst);
+                self.guard_count.fetch_sub(layer.guards.entries.len(), Ordering::SeqCst);
             }
             removed
         };

@@ -37,6 +37,7 @@ impl Registry {
             layers: std::sync::RwLock::default(),
             generation: std::sync::atomic::AtomicU64::new(0),
             guard_count: std::sync::atomic::AtomicUsize::new(0),
+            id: crate::hooks::next_id(),
             changes: crate::hooks::HookList::new(),
             default_mode,
             transport: None,
