@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::callback::{BoxFuture, Contained};
 use crate::error::ToolFailure;
-use crate::hooks::{HookEntry, HookList, LogSink};
+use crate::hooks::{HookEntry, HookList, LogSink, next_applying};
 use crate::scope::ScopeKey;
 
 /// `tool/code-dispatch-start`: a sub-call of a `run_code` program was started (appended to the calling
@@ -119,12 +119,8 @@ impl<'a> DispatchLogNext<'a> {
     /// Run the next listener that sees this agent's dispatches, or resolve to the settled content
     /// (as an array of blocks) at the end of the chain.
     pub fn run(self) -> BoxFuture<'a, DispatchLogOutcome> {
-        let mut rest = self.chain;
-        while let Some((entry, tail)) = rest.split_first() {
-            if entry.applies_to(Some(&self.dispatch.call.agent)) {
-                return entry.hook.call(self.dispatch, DispatchLogNext { chain: tail, ..self });
-            }
-            rest = tail;
+        if let Some((entry, tail)) = next_applying(self.chain, Some(&self.dispatch.call.agent)) {
+            return entry.hook.call(self.dispatch, DispatchLogNext { chain: tail, ..self });
         }
         let content = Value::Array(self.dispatch.content.iter().map(crate::value::deep_clone).collect());
         Box::pin(std::future::ready(Ok(content)))

@@ -38,6 +38,23 @@ impl<T> HookEntry<T> {
     }
 }
 
+/// The first hook of `chain` that applies to calls of `agent`, with the chain after it (what that hook's
+/// `next` runs); `None` at the end of the chain. Every waterfall's `run` steps with this.
+#[inline]
+pub(crate) fn next_applying<'c, T>(
+    chain: &'c [HookEntry<T>],
+    agent: Option<&ScopeKey>,
+) -> Option<(&'c HookEntry<T>, &'c [HookEntry<T>])> {
+    let mut rest = chain;
+    while let Some((entry, tail)) = rest.split_first() {
+        if entry.applies_to(agent) {
+            return Some((entry, tail));
+        }
+        rest = tail;
+    }
+    None
+}
+
 /// A copy-on-write, registration-ordered hook list. The snapshot of an empty list (most lists, on most
 /// calls) is one atomic load; of another, the table this thread last took while the list is unchanged
 /// (see the module's # Snapshots), else one `Arc` clone under the lock.

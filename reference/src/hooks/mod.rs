@@ -22,7 +22,7 @@ use crate::execution::ToolExecution;
 use crate::result::ToolExecutionResult;
 
 pub use self::list::{HookEntry, HookGuard};
-pub(crate) use self::list::{HookList, Slot, Snapshot, next_id, remember, remembered};
+pub(crate) use self::list::{HookList, Slot, Snapshot, next_applying, next_id, remember, remembered};
 
 /// A `tools/pre-execute` decision. Input rewrite is deliberately not offered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,14 +95,10 @@ pub struct Next<'a> {
 impl<'a> Next<'a> {
     /// Run the next matching listener, or resolve to the default `Allow` at the end of the chain.
     pub fn run(self) -> BoxFuture<'a, PreExecuteOutcome> {
-        let mut rest = self.chain;
-        while let Some((entry, tail)) = rest.split_first() {
-            if entry.applies_to(self.exec.agent.as_ref()) {
-                return entry.hook.call(self.exec, Next { chain: tail, exec: self.exec });
-            }
-            rest = tail;
+        match next_applying(self.chain, self.exec.agent.as_ref()) {
+            Some((entry, tail)) => entry.hook.call(self.exec, Next { chain: tail, exec: self.exec }),
+            None => Box::pin(EndOfChain(allow)),
         }
-        Box::pin(EndOfChain(allow))
     }
 }
 
@@ -290,13 +286,9 @@ pub struct PostNext<'a> {
 impl<'a> PostNext<'a> {
     /// Run the next matching listener, or resolve to a plain accept at the end of the chain.
     pub fn run(self) -> BoxFuture<'a, PostExecuteOutcome> {
-        let mut rest = self.chain;
-        while let Some((entry, tail)) = rest.split_first() {
-            if entry.applies_to(self.exec.agent.as_ref()) {
-                return entry.hook.call(self.exec, self.result, PostNext { chain: tail, ..self });
-            }
-            rest = tail;
+        match next_applying(self.chain, self.exec.agent.as_ref()) {
+            Some((entry, tail)) => entry.hook.call(self.exec, self.result, PostNext { chain: tail, ..self }),
+            None => Box::pin(EndOfChain(accept)),
         }
-        Box::pin(EndOfChain(accept))
     }
 }

@@ -33,7 +33,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use crate::callback::{BoxFuture, Contained, contain};
 use crate::error::ToolFailure;
 use crate::execution::{ExecutionToken, ToolExecution, ToolRunContext};
-use crate::hooks::{HookEntry, HookList};
+use crate::hooks::{HookEntry, HookList, next_applying};
 use crate::result::ToolExecutionResult;
 use crate::registry::{RUN_CODE_NAME, RegisteredTool, Registry};
 
@@ -166,12 +166,8 @@ pub struct ExecuteNext<'a> {
 impl<'a> ExecuteNext<'a> {
     /// Run the next matching wrapper, or the body stage at the end of the chain.
     pub fn run(self) -> BoxFuture<'a, ExecuteOutcome> {
-        let mut rest = self.chain;
-        while let Some((entry, tail)) = rest.split_first() {
-            if entry.applies_to(self.dexec.exec.agent.as_ref()) {
-                return entry.hook.call(self.dexec, ExecuteNext { chain: tail, ..self });
-            }
-            rest = tail;
+        if let Some((entry, tail)) = next_applying(self.chain, self.dexec.exec.agent.as_ref()) {
+            return entry.hook.call(self.dexec, ExecuteNext { chain: tail, ..self });
         }
         let (registry, call, dexec) = (self.registry, self.call, self.dexec);
         Box::pin(async move {
