@@ -1,6 +1,7 @@
 //! Hook lists and their handles: the copy-on-write, registration-ordered [`HookList`] and the snapshot a
 //! stage takes of it, the one-at-a-time mount point ([`Slot`]: the approval seam, the code runtime), the
-//! RAII [`HookGuard`] and process-unique ids.
+//! RAII [`HookGuard`], process-unique ids, and `next_applying`, the step every waterfall's `run` takes
+//! (the next hook that applies to the call's agent, with the chain after it).
 //!
 //! # Snapshots
 //! A stage runs the hooks registered when it starts, whatever is added or removed meanwhile: it holds the
