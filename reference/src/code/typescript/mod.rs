@@ -25,6 +25,7 @@
 //! the other RUN rules per file.
 
 mod bindings;
+mod budget;
 mod console;
 mod engine;
 mod host;
