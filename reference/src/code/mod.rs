@@ -253,8 +253,16 @@ pub struct CodeRuntimeLimits {
     pub max_wall_ms: f64,
     /// The combined output ledger in bytes (logs and the completion value as JSON).
     pub max_output_bytes: u64,
-    /// Heap cap in bytes (a hit ends the run as `worker-exit`).
+    /// Heap cap in bytes (a hit ends the run as `worker-exit`). The TypeScript runtime counts against it
+    /// what a program makes the host hold besides the engine's own heap (pending timers and binding calls,
+    /// captured logs): `typescript/budget.rs`.
     pub max_heap_bytes: u64,
+    /// The most text a transport hands the model for one run, in bytes (`None`: no cap, upstream's
+    /// behaviour). Applied where that text is produced — a failed run's `code run failed (...)` message
+    /// and the rendered `{ logs, result? }` — not to the run's result itself: past the cap the text keeps
+    /// its first `cap` bytes (on a character boundary) and ends with [`render::cut_marker`]'s
+    /// `…[dsh: <total> bytes, <cut> cut]`.
+    pub max_model_text_bytes: Option<u64>,
 }
 
 impl CodeRuntimeLimits {
@@ -269,11 +277,36 @@ impl CodeRuntimeLimits {
         self.max_wall_ms = ceiling.as_secs_f64() * 1000.0;
         self
     }
+
+    /// The same limits with an output ledger of `bytes`.
+    pub fn with_max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// The same limits with a heap cap of `bytes`.
+    pub fn with_max_heap_bytes(mut self, bytes: u64) -> Self {
+        self.max_heap_bytes = bytes;
+        self
+    }
+
+    /// The same limits with the text handed to the model capped at `bytes` (see
+    /// [`max_model_text_bytes`](Self::max_model_text_bytes)).
+    pub fn with_max_model_text(mut self, bytes: u64) -> Self {
+        self.max_model_text_bytes = Some(bytes);
+        self
+    }
 }
 
 impl Default for CodeRuntimeLimits {
     fn default() -> Self {
-        Self { compute_ms: 60_000.0, max_wall_ms: 600_000.0, max_output_bytes: 64 * 1024 * 1024, max_heap_bytes: 512 * 1024 * 1024 }
+        Self {
+            compute_ms: 60_000.0,
+            max_wall_ms: 600_000.0,
+            max_output_bytes: 64 * 1024 * 1024,
+            max_heap_bytes: 512 * 1024 * 1024,
+            max_model_text_bytes: None,
+        }
     }
 }
 
@@ -305,6 +338,32 @@ pub trait CodeRuntime: Send + Sync + 'static {
     fn retained(&self) -> Vec<StateOwner> {
         Vec::new()
     }
+
+    /// The limits every run of this runtime gets, when it has such limits: transports read
+    /// [`CodeRuntimeLimits::max_model_text_bytes`] from them. The default answers for the built-in backends
+    /// and `None` for any other runtime, which overrides this to have its model-text cap honoured.
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        builtin_limits(self)
+    }
+}
+
+/// The limits of a built-in backend behind `R` (what [`CodeRuntime::run_limits`] answers by default).
+fn builtin_limits<R: CodeRuntime + ?Sized>(runtime: &R) -> Option<CodeRuntimeLimits> {
+    #[cfg(feature = "python")]
+    if std::any::TypeId::of::<R>() == std::any::TypeId::of::<python::PythonRuntime>() {
+        // SAFETY: `R` is `PythonRuntime` (same `TypeId`), a sized type, so `runtime` is a plain
+        // `&PythonRuntime` and the cast keeps its address and lifetime.
+        #[allow(unsafe_code)]
+        let python = unsafe { &*std::ptr::from_ref(runtime).cast::<python::PythonRuntime>() };
+        return Some(python.limits());
+    }
+    let _ = runtime;
+    None
+}
+
+/// The model-text cap of `runtime` (`None`: none, or a runtime that does not say).
+pub(crate) fn model_text_cap(runtime: &dyn CodeRuntime) -> Option<u64> {
+    runtime.run_limits().and_then(|limits| limits.max_model_text_bytes)
 }
 
 impl fmt::Debug for dyn CodeRuntime {
@@ -336,3 +395,37 @@ pub mod typescript;
 
 #[cfg(feature = "python")]
 pub mod python;
+
+#[cfg(all(test, feature = "typescript", feature = "python"))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Both built-in backends answer their limits through the trait, so the transports find the model's
+    /// text cap whichever is mounted; a runtime of another kind answers `None`.
+    #[test]
+    fn transports_find_the_model_text_cap_of_either_backend() {
+        let limits = CodeRuntimeLimits::default().with_max_model_text(4096).with_max_output_bytes(1 << 20).with_max_heap_bytes(64 << 20);
+        assert_eq!(limits.max_output_bytes, 1 << 20);
+        assert_eq!(limits.max_heap_bytes, 64 << 20);
+        assert_eq!(CodeRuntimeLimits::default().max_model_text_bytes, None);
+        let typescript: Arc<dyn CodeRuntime> = Arc::new(typescript::TypeScriptRuntime::new(limits).unwrap());
+        assert_eq!(model_text_cap(typescript.as_ref()), Some(4096));
+        assert_eq!(typescript.run_limits(), Some(limits));
+        let python: Arc<dyn CodeRuntime> = Arc::new(python::PythonRuntime::new(limits).unwrap());
+        assert_eq!(model_text_cap(python.as_ref()), Some(4096));
+        let uncapped: Arc<dyn CodeRuntime> = Arc::new(python::PythonRuntime::new(CodeRuntimeLimits::default()).unwrap());
+        assert_eq!(model_text_cap(uncapped.as_ref()), None);
+
+        struct Other;
+        impl CodeRuntime for Other {
+            fn language(&self) -> &str {
+                "other"
+            }
+            fn run(&self, _: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
+                Box::pin(async { Ok(CodeRunResult::default()) })
+            }
+        }
+        assert_eq!(Other.run_limits(), None);
+    }
+}

@@ -247,6 +247,10 @@ impl CodeRuntime for TypeScriptRuntime {
     fn retained(&self) -> Vec<StateOwner> {
         self.retained.0.live()
     }
+
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        Some(self.limits)
+    }
 }
 
 /// Run on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding futures and
