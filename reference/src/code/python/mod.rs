@@ -56,6 +56,7 @@
 // abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
 // child side, and the fork server's loop).
 
+mod boundary;
 mod frames;
 mod json;
 mod process;
@@ -76,6 +77,7 @@ use super::{
 };
 use crate::callback::BoxFuture;
 
+pub use boundary::PythonIsolation;
 pub use super::ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
 
 /// The `worker-exit` message of a run that exhausted the heap cap (an uncaught `MemoryError`): the
@@ -121,17 +123,39 @@ impl Drop for Inner {
 
 impl PythonRuntime {
     /// A runtime using `python3` from `PATH`, resolved once to the real interpreter's absolute path
-    /// (`sys.executable`, so a pyenv shim is not run per start). Rejects invalid limits and a missing
-    /// interpreter.
+    /// (`sys.executable`, so a pyenv shim is not run per start), in the default posture,
+    /// [`PythonIsolation::Contained`]. Rejects invalid limits, a missing interpreter, and a kernel that
+    /// cannot give the boundary (the error names what is missing).
     pub fn new(limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         Self::with_interpreter("python3", limits)
     }
 
-    /// A runtime using `interpreter` (a name searched on `PATH`, or a path), resolved like [`Self::new`].
+    /// A runtime using `interpreter` (a name searched on `PATH`, or a path), resolved like [`Self::new`],
+    /// contained like it.
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        Self::with_isolation(interpreter, limits, PythonIsolation::Contained)
+    }
+
+    /// A runtime using `interpreter` in the posture `isolation`. [`PythonIsolation::Contained`] fails
+    /// closed: on a kernel without Landlock ABI 6 or seccomp filters this returns an error naming what is
+    /// missing instead of a runtime that runs programs unguarded; [`PythonIsolation::Host`] is the
+    /// explicit choice to run them without a boundary.
+    pub fn with_isolation(
+        interpreter: impl AsRef<OsStr>,
+        limits: CodeRuntimeLimits,
+        isolation: PythonIsolation,
+    ) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        let zygote = Arc::new(zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP));
+        let boundary = match isolation {
+            PythonIsolation::Contained => {
+                let mut readable = interpreter.import_paths.clone();
+                readable.push(interpreter.path.clone());
+                Some(boundary::Boundary::build(&readable).map_err(misuse)?)
+            }
+            PythonIsolation::Host => None,
+        };
+        let zygote = Arc::new(zygote::Zygote::new(interpreter, boundary, run::LAUNCHER, run::BOOTSTRAP));
         Ok(Self::sharing(zygote, limits))
     }
 
@@ -156,7 +180,8 @@ impl PythonRuntime {
     /// shares: the names a program binds at its top level (assignments, `def`, `class`, `import`) are
     /// declared `global`, so they are there for the next run. Each run gets its own budgets and output
     /// ledger; the heap cap covers the process's whole life; tasks a program leaves running are cancelled
-    /// when it completes; threads and child processes it started live until the environment is released.
+    /// when it completes; threads (and, in the host posture, child processes) it started live until the
+    /// environment is released.
     #[must_use]
     pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
         self.mode = mode;
@@ -166,6 +191,17 @@ impl PythonRuntime {
     /// The resolved interpreter.
     pub fn interpreter(&self) -> &Path {
         self.inner.zygote.interpreter()
+    }
+
+    /// What a contained run may read, beneath each path (the interpreter's import paths and the system's
+    /// library directories); empty in [`PythonIsolation::Host`], where a run reads what the host's user can.
+    pub fn readable_paths(&self) -> &[std::path::PathBuf] {
+        self.inner.zygote.readable()
+    }
+
+    /// The posture runs start in (shared by the runtimes [`Self::with_limits`] derives).
+    pub fn isolation(&self) -> PythonIsolation {
+        if self.inner.zygote.contained() { PythonIsolation::Contained } else { PythonIsolation::Host }
     }
 
     /// The budgets of every run.

@@ -23,6 +23,7 @@ use super::json;
 use crate::code::ledger::OutputLedger;
 use super::process::{self, GroupGuard, Leader, Pipe};
 use super::zygote::Zygote;
+use super::boundary::EXIT_BOUNDARY;
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::callback::{BoxFuture, Contained};
 use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
@@ -32,9 +33,12 @@ use crate::value::js_number_string;
 /// so its frames can be told apart from the program's in tracebacks.
 pub(super) const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh-bootstrap>','exec'))";
 /// The child side.
-pub(super) const BOOTSTRAP: &str = include_str!("bootstrap.py");
+pub(super) const BOOTSTRAP: &str = concat!(include_str!("contain.py"), include_str!("bootstrap.py"));
 /// Bootstrap exit statuses (see `bootstrap.py`).
 const EXIT_HEAP: i32 = 86;
+/// The `worker-exit` message of a run whose process could not confine itself (`contain.py`): it ran no
+/// program.
+const BOUNDARY_EXIT_MESSAGE: &str = "worker error: the run could not apply its boundary (Landlock, seccomp, capabilities); no program ran";
 /// Spare inbox room made before each read of fd 3.
 const READ_CHUNK: usize = 1 << 18;
 /// How often the child's CPU time is sampled at most (upstream `ELU_POLL_INTERVAL_MS`).
@@ -119,14 +123,14 @@ pub(super) async fn run(
     if request.signal.aborted() {
         return (ledger.failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason()), existing);
     }
+    let requested = Instant::now();
     let mut worker = match existing {
         Some(worker) => worker,
-        None => match Worker::start(zygote).await {
+        // Starting is bounded by the wall ceiling, the abort signal and disposal like the run itself: a
+        // fork server that does not answer cannot hold a run past them.
+        None => match start_bounded(zygote, limits, disposed, &request, requested).await {
             Ok(worker) => worker,
-            Err(e) => {
-                let message = format!("worker error: cannot start {}: {e}", zygote.interpreter().display());
-                return (ledger.failure(Vec::new(), CodeRunErrorKind::WorkerExit, message), None);
-            }
+            Err((kind, message)) => return (ledger.failure(Vec::new(), kind, message), None),
         },
     };
     let boot_namespaces: Vec<BootNamespace<'_>> = namespaces
@@ -166,7 +170,7 @@ pub(super) async fn run(
         cpu_baseline_ms: 0.0,
         frame_cap: frames::max_frame_bytes(limits.max_output_bytes),
     };
-    let finish = driver.drive(&mut worker, &request, disposed, released.as_ref()).await;
+    let finish = driver.drive(&mut worker, &request, disposed, released.as_ref(), requested).await;
     // Dropping the pending binding futures is what aborting their tasks did: the bridge still drains the
     // sub-calls it started.
     driver.calls.clear();
@@ -213,6 +217,30 @@ pub(super) async fn run(
         }
     }
     (driver.result(finish), None)
+}
+
+/// [`Worker::start`] under the run's wall ceiling (counted from `requested`), abort signal and disposal.
+async fn start_bounded(
+    zygote: &Zygote,
+    limits: CodeRuntimeLimits,
+    disposed: &CancellationToken,
+    request: &CodeRunRequest,
+    requested: Instant,
+) -> Result<Worker, (CodeRunErrorKind, String)> {
+    let wall = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
+    let deadline = requested.checked_add(wall).unwrap_or_else(|| requested + Duration::from_secs(86_400 * 365));
+    tokio::select! {
+        biased;
+        () = request.signal.token().cancelled() => Err((CodeRunErrorKind::Abort, request.signal.reason())),
+        () = disposed.cancelled() => Err((CodeRunErrorKind::Abort, "runtime disposed".to_owned())),
+        () = sleep_until(deadline) => Err((
+            CodeRunErrorKind::Timeout,
+            format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
+        )),
+        started = Worker::start(zygote) => started.map_err(|e| {
+            (CodeRunErrorKind::WorkerExit, format!("worker error: cannot start {}: {e}", zygote.interpreter().display()))
+        }),
+    }
 }
 
 /// Stray output already waiting in an open pipe (a persistent run's settlement reads what is there, and
@@ -262,11 +290,13 @@ impl Driver {
         request: &CodeRunRequest,
         disposed: &CancellationToken,
         released: Option<&CancellationToken>,
+        requested: Instant,
     ) -> Finish {
         let Worker { child, reader, stdout, stderr, inbox, .. } = worker;
+        // The wall ceiling counts from the request for a process (start-up included); the CPU poll from now.
         let start = Instant::now();
         let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
-        let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
+        let wall_deadline = requested.checked_add(wall).unwrap_or_else(|| requested + Duration::from_secs(86_400 * 365));
         let mut scanned = 0usize;
         // Made once and polled again on every turn (a select over fresh futures registered two timers and
         // three cancellation waiters per binding call).
@@ -464,6 +494,9 @@ impl Driver {
         let message = match status {
             Ok(Ok(status)) => match (status.code(), status.signal()) {
                 (Some(EXIT_HEAP), _) => return Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
+                (Some(EXIT_BOUNDARY), _) if !self.booted => {
+                    return Finish::Failure(CodeRunErrorKind::WorkerExit, BOUNDARY_EXIT_MESSAGE.to_owned());
+                }
                 (Some(code), _) => format!("worker exited with code {code} before completing"),
                 (None, Some(libc::SIGXCPU)) => return self.busy_exhausted(),
                 (None, Some(signal)) => format!("worker exited with signal {} before completing", signal_name(signal)),
