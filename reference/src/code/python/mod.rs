@@ -16,6 +16,16 @@
 //! directly (`os.write`, child processes) are captured as stray logs after the program's own, like
 //! upstream's `strayLogs`.
 //!
+//! Posture ([`PythonIsolation`], chosen with [`PythonRuntime::with_isolation`]): by default every run
+//! confines itself before it receives its program (`boundary.rs`, `contain.py`): a Landlock domain
+//! (read-only beneath the interpreter's import paths and the system libraries, no TCP, signals and
+//! abstract sockets scoped to the run), a seccomp filter (no new process, no socket, no leaving its
+//! process group, no memory outside the address-space cap, no administrative calls), no capabilities,
+//! `no_new_privs`, and death with its fork server, which dies with the host. A program's refused call
+//! fails as the call would (`PermissionError: [Errno 1] Operation not permitted`, `[Errno 13] Permission
+//! denied`). On a kernel without Landlock ABI 6 or seccomp filters the runtime refuses to be built;
+//! [`PythonIsolation::Host`] is the explicit choice to run without the boundary.
+//!
 //! Decisions (documented for scenarios):
 //! - An exception's message is the text CPython prints for it uncaught, without the bootstrap's frames and
 //!   without a trailing newline: `Traceback (most recent call last):\n  File "<program>", line N, in
@@ -50,7 +60,9 @@
 //! `validateBindings`); CDM-036..CDM-041 (persistent environments: `code/retention.rs`, the bootstrap's
 //! `global` declaration of a program's top-level names).
 
-// Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
+// Contributors — files: `boundary.rs` (the contained posture: Landlock ruleset, seccomp programs, the
+// kernel checks that fail closed), `contain.py` (the child side of it, prepended to the bootstrap),
+// `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
 // `zygote.rs` (the fork server and its control socket), `run.rs` (one run driven to settlement: budgets,
 // abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
