@@ -95,7 +95,7 @@ struct Shared {
     /// (or is to be replaced).
     dead: bool,
     /// Requests sent and not yet answered, oldest first (the zygote answers in order).
-    waiting: VecDeque<oneshot::Sender<Reply>>,
+    waiting: VecDeque<(std::time::Instant, oneshot::Sender<Reply>)>,
     /// Forked children not yet reaped.
     exits: HashMap<i32, oneshot::Sender<i32>>,
     /// The zygote's pid (killed when a request goes unanswered).
@@ -175,6 +175,14 @@ impl Zygote {
     /// returned receiver, and the zygote asked is known by its shared state.
     fn request(&self, fds: &[OwnedFd; 3]) -> io::Result<(oneshot::Receiver<Reply>, Arc<Mutex<Shared>>)> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(current) = live.as_ref() {
+            // A request older than FORK_REPLY still unanswered: the zygote is wedged, even when the run
+            // that asked stopped waiting (its wall ceiling or abort came first).
+            let mut shared = lock(&current.shared);
+            if shared.waiting.front().is_some_and(|(asked, _)| asked.elapsed() > FORK_REPLY) {
+                shared.dead = true;
+            }
+        }
         if live.as_ref().is_none_or(|l| lock(&l.shared).dead) {
             *live = None; // drops (kills and reaps) a dead zygote
             *live = Some(Live::start(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref())?);
@@ -196,7 +204,7 @@ impl Zygote {
             shared.dead = true;
             return Err(io::Error::other(format!("cannot reach the fork server: {e}")));
         }
-        shared.waiting.push_back(sender);
+        shared.waiting.push_back((std::time::Instant::now(), sender));
         Ok((receiver, Arc::clone(&current.shared)))
     }
 }
@@ -255,7 +263,7 @@ fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
                 let (exit, status) = oneshot::channel();
                 let mut guard = lock(shared);
                 guard.exits.insert(pid, exit);
-                let waiter = guard.waiting.pop_front();
+                let waiter = guard.waiting.pop_front().map(|(_, waiter)| waiter);
                 drop(guard);
                 if waiter.is_none_or(|w| w.send(Ok((pid, status))).is_err()) {
                     // Its run is gone (its future was dropped): nobody will settle this child.
@@ -264,7 +272,7 @@ fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
             }
             (Some("E"), why, rest) => {
                 let why = [why, rest].into_iter().flatten().collect::<Vec<_>>().join(" ");
-                if let Some(waiter) = lock(shared).waiting.pop_front() {
+                if let Some((_, waiter)) = lock(shared).waiting.pop_front() {
                     let _ = waiter.send(Err(format!("the fork server cannot fork: {why}")));
                 }
             }
