@@ -328,7 +328,7 @@ async fn in_the_host_posture_nothing_the_program_spawned_outlives_the_run() {
     let program = "import subprocess, os\np = subprocess.Popen(['sleep', '100'])\npid = os.fork()\nif pid == 0:\n    \
                    import time\n    while True:\n        time.sleep(1)\nreturn [p.pid, pid, os.getpid()]";
     let rt = PythonRuntime::with_isolation("python3", limits(), PythonIsolation::Host).unwrap();
-    assert_eq!(rt.isolation(), PythonIsolation::Host);
+    assert_eq!(rt.posture(), PythonIsolation::Host);
     let value = ok_value(run_with(&rt, program, vec![], RunSignal::new()).await).unwrap();
     let pids: Vec<u64> = value.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(pids.len(), 3);

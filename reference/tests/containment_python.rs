@@ -158,7 +158,8 @@ async fn every_hostile_python_program_is_contained() {
             return;
         }
     };
-    assert_eq!(base.isolation(), PythonIsolation::Contained);
+    assert_eq!(base.posture(), PythonIsolation::Contained);
+    assert_eq!(CodeRuntime::isolation(&base), "contained-process");
     become_subreaper();
     let me = std::process::id();
     // Warm the fork server so its own processes are known before the corpus runs.
@@ -222,7 +223,8 @@ fn parent_of(pid: u32) -> Option<u32> {
 #[tokio::test]
 async fn the_host_posture_is_explicit_and_unguarded() {
     let rt = PythonRuntime::with_isolation("python3", CodeRuntimeLimits::default(), PythonIsolation::Host).unwrap();
-    assert_eq!(rt.isolation(), PythonIsolation::Host);
+    assert_eq!(rt.posture(), PythonIsolation::Host);
+    assert_eq!(CodeRuntime::isolation(&rt), "process");
     assert!(rt.readable_paths().is_empty());
     let result = run(&rt, "return len(open('/etc/hostname').read()) >= 0").await;
     assert_eq!(result.value, Some(serde_json::json!(true)), "{result:?}");

@@ -302,6 +302,14 @@ pub trait CodeRuntime: Send + Sync + 'static {
     /// The program language (`typescript`, `python`); selects the SDK renderer and the `run_code` flavor.
     fn language(&self) -> &str;
 
+    /// The execution substrate, as a lowercase identifier (upstream's `isolation` descriptor: informational,
+    /// for deployments and diagnostics; the posture table above says what each of ours contains). Ours:
+    /// `in-process` (TypeScript), `contained-process` and `process` (Python, by [`python::PythonIsolation`]).
+    /// A runtime that does not say is `unspecified`.
+    fn isolation(&self) -> &str {
+        "unspecified"
+    }
+
     /// Run one program.
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>>;
 

@@ -16,7 +16,7 @@
 //! directly (`os.write`, child processes) are captured as stray logs after the program's own, like
 //! upstream's `strayLogs`.
 //!
-//! Posture ([`PythonIsolation`], chosen with [`PythonRuntime::with_isolation`]): by default every run
+//! Posture ([`PythonIsolation`], chosen with [`PythonRuntime::with_isolation`], read back with [`PythonRuntime::posture`]): by default every run
 //! confines itself before it receives its program (`boundary.rs`, `contain.py`): a Landlock domain
 //! (read-only beneath the interpreter's import paths and the system libraries, no TCP, signals and
 //! abstract sockets scoped to the run), a seccomp filter (no new process, no socket, no leaving its
@@ -212,7 +212,7 @@ impl PythonRuntime {
     }
 
     /// The posture runs start in (shared by the runtimes [`Self::with_limits`] derives).
-    pub fn isolation(&self) -> PythonIsolation {
+    pub fn posture(&self) -> PythonIsolation {
         if self.inner.zygote.contained() { PythonIsolation::Contained } else { PythonIsolation::Host }
     }
 
@@ -233,6 +233,10 @@ impl PythonRuntime {
 impl CodeRuntime for PythonRuntime {
     fn language(&self) -> &str {
         "python"
+    }
+
+    fn isolation(&self) -> &str {
+        if self.inner.zygote.contained() { "contained-process" } else { "process" }
     }
 
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
