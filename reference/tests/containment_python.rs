@@ -6,7 +6,9 @@
 //! survives, that the run settles within its wall ceiling plus a grace with the failure its header
 //! expects, that the host's memory stays under a bound, that no process the run started exists afterwards
 //! (the test process is a child subreaper, so an escaped orphan would become its child and be seen), that
-//! a path it tried to write is absent, and that the next run on the same fork server still works.
+//! a path it tried to write is absent, and that the next run on the same fork server still works. Floods
+//! of binding calls (every program gets `tools.echo` and `tools.hang`, which never answers) are bounded
+//! by the heap cap on the host side too.
 //!
 //! Header lines of a corpus program (the TypeScript corpus uses the same keys with `//`):
 //! `# hostile: <what it tries>`, `# expect: <kind>[: <regex>]` (a run-error kind, `ok`, `any` or
@@ -18,10 +20,13 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dsh_tools::code::python::{PythonIsolation, PythonRuntime};
-use dsh_tools::code::{CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, RunSignal};
+use dsh_tools::code::{
+    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeLimits, RunSignal,
+};
 
 /// Settlement may come this long after the wall ceiling (kill, drain, reap; a debug build on a busy
 /// two-core machine).
@@ -82,8 +87,19 @@ fn parse(path: &std::path::Path) -> Case {
     Case { name, program, expect, pattern, limits, absent }
 }
 
+/// The bindings every corpus program gets: `tools.echo(x)` answers `x`; `tools.hang(x)` never answers.
+fn tools() -> CodeBindingNamespace {
+    let echo: BindingFn = Arc::new(|args| Box::pin(async move { Ok(args.unwrap_or(serde_json::Value::Null)) }));
+    let hang: BindingFn = Arc::new(|_| Box::pin(std::future::pending()));
+    CodeBindingNamespace {
+        global: "tools".to_owned(),
+        functions: vec![("echo".to_owned(), echo), ("hang".to_owned(), hang)],
+        error_class: Some(CodeBindingErrorClass { name: "ToolCallError".to_owned(), member_name_property: "toolName".to_owned() }),
+    }
+}
+
 async fn run(rt: &PythonRuntime, program: &str) -> CodeRunResult {
-    let request = CodeRunRequest { program: program.to_owned(), bindings: Vec::new(), signal: RunSignal::new(), state_owner: None };
+    let request = CodeRunRequest { program: program.to_owned(), bindings: vec![tools()], signal: RunSignal::new(), state_owner: None };
     rt.run(request).await.unwrap()
 }
 

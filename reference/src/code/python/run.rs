@@ -8,6 +8,8 @@
 //! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-051.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -65,6 +67,9 @@ pub(super) struct Worker {
     group: GroupGuard,
     reader: tokio::net::unix::OwnedReadHalf,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
+    /// Bytes queued on the outbox and not yet written to fd 3 (a child that does not read makes them
+    /// pile up; they count against the heap cap with the pending calls).
+    queued: Arc<AtomicU64>,
     writer: tokio::task::JoinHandle<()>,
     stdout: Option<Stray<Pipe>>,
     stderr: Option<Stray<Pipe>>,
@@ -87,14 +92,18 @@ impl Worker {
         let process::Spawned { child, group, channel, stdout, stderr } = spawned;
         let (reader, mut writer) = channel.into_split();
         let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let queued = Arc::new(AtomicU64::new(0));
+        let written = Arc::clone(&queued);
         let writer = tokio::spawn(async move {
             while let Some(frame) = outbox_rx.recv().await {
-                if writer.write_all(&frame).await.is_err() {
+                let sent = writer.write_all(&frame).await;
+                written.fetch_sub(frame.len() as u64, Ordering::Relaxed);
+                if sent.is_err() {
                     break;
                 }
             }
         });
-        Ok(Self { child, group, reader, outbox, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
+        Ok(Self { child, group, reader, outbox, queued, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
     }
 }
 
@@ -142,14 +151,16 @@ pub(super) async fn run(
         })
         .collect();
     let cpu_seconds = (limits.compute_ms / 1000.0).ceil().clamp(1.0, 1e9) as u64 + 1;
-    let _ = worker.outbox.send(frames::boot_frame(
+    let boot = frames::boot_frame(
         cpu_seconds,
         limits.max_heap_bytes,
         limits.max_output_bytes,
         limits.max_output_bytes,
         &boot_namespaces,
         persistent,
-    ));
+    );
+    worker.queued.fetch_add(boot.len() as u64, Ordering::Relaxed);
+    let _ = worker.outbox.send(boot);
     drop(boot_namespaces);
 
     let mut driver = Driver {
@@ -163,12 +174,14 @@ pub(super) async fn run(
         answered: HashSet::new(),
         calls: FuturesUnordered::new(),
         outbox: worker.outbox.clone(),
+        queued: Arc::clone(&worker.queued),
         pending_run: Some(frames::run_frame(&request.program)),
         booted: false,
         persistent,
         completed: false,
         cpu_baseline_ms: 0.0,
         frame_cap: frames::max_frame_bytes(limits.max_output_bytes),
+        pending_bytes: 0,
     };
     let finish = driver.drive(&mut worker, &request, disposed, released.as_ref(), requested).await;
     // Dropping the pending binding futures is what aborting their tasks did: the bridge still drains the
@@ -252,7 +265,14 @@ async fn next_ready<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option
 
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
 /// panicked, with the panic's message).
-type CallOutcome = (f64, Result<Result<Value, String>, String>);
+type CallOutcome = (f64, u64, Result<Result<Value, String>, String>);
+
+/// What one pending binding call is charged against the heap cap: its `call` frame's length four times
+/// over (the parsed arguments as host values, and the future that holds them) plus a fixed overhead. A
+/// program that starts calls without awaiting them makes the host hold them; the cap bounds that too.
+fn pending_call_charge(frame_len: usize) -> u64 {
+    (frame_len as u64).saturating_mul(4).saturating_add(1024)
+}
 
 /// The state of one run between spawn and settlement.
 struct Driver {
@@ -272,6 +292,7 @@ struct Driver {
     /// would race each other to the reply.
     calls: FuturesUnordered<BoxFuture<'static, CallOutcome>>,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<AtomicU64>,
     /// The `run` frame, sent once `boot-ack` arrives.
     pending_run: Option<Vec<u8>>,
     booted: bool,
@@ -281,6 +302,8 @@ struct Driver {
     completed: bool,
     cpu_baseline_ms: f64,
     frame_cap: usize,
+    /// What the pending binding calls are charged against the heap cap.
+    pending_bytes: u64,
 }
 
 impl Driver {
@@ -337,7 +360,9 @@ impl Driver {
                     cpu_poll.as_mut().reset(Instant::now() + remaining.min(CPU_POLL));
                 }
                 Some(settled) = self.calls.next(), if !self.calls.is_empty() => {
-                    self.on_call_settled(settled);
+                    if let Some(finish) = self.on_call_settled(settled) {
+                        return finish;
+                    }
                 }
                 read = reader.read_buf(inbox) => {
                     let n: usize = read.unwrap_or_default();
@@ -398,7 +423,7 @@ impl Driver {
                     self.booted = true;
                     self.cpu_baseline_ms = process::cpu_time_ms(self.pid).unwrap_or(0.0);
                     if let Some(run) = self.pending_run.take() {
-                        let _ = self.outbox.send(run);
+                        self.queue(run);
                     }
                     None
                 }
@@ -414,10 +439,7 @@ impl Driver {
             ChildFrame::Log { text, truncated: false } => {
                 self.ledger.admit(text, &mut self.logs).err().map(|text| Finish::Limit(Some(text)))
             }
-            ChildFrame::Call { id, global, name, args } => {
-                self.on_call(id, &global, &name, args);
-                None
-            }
+            ChildFrame::Call { id, global, name, args } => self.on_call(id, &global, &name, args, line.len()),
             ChildFrame::Done { error: Some((kind, message)), value } => {
                 if let DoneValue::Value(v) = value {
                     crate::value::dismantle(v);
@@ -438,29 +460,39 @@ impl Driver {
         }
     }
 
-    /// A `call` frame: answered at most once per id, like upstream's host.
-    fn on_call(&mut self, id: f64, global: &str, name: &str, args: Value) {
+    /// A `call` frame: answered at most once per id, like upstream's host. The calls pending at once are
+    /// bounded by the heap cap (`pending_call_charge`): past it the run ends as the heap cap ends it.
+    fn on_call(&mut self, id: f64, global: &str, name: &str, args: Value, frame_len: usize) -> Option<Finish> {
         // Ids are JavaScript numbers (finite, never -0), so their bits identify them.
         if !self.answered.insert(id.to_bits()) {
             crate::value::dismantle(args);
-            return;
+            return None;
+        }
+        let charge = pending_call_charge(frame_len);
+        self.pending_bytes = self.pending_bytes.saturating_add(charge);
+        if self.host_held() > self.limits.max_heap_bytes {
+            crate::value::dismantle(args);
+            return Some(Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()));
         }
         let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.functions.get(name)).cloned();
         let Some(function) = function else {
             crate::value::dismantle(args);
             let label = json::json_string(&format!("{global}.{name}"));
-            let _ = self.outbox.send(frames::reply_err_frame(id, &format!("unknown binding {label}")));
-            return;
+            self.queue(frames::reply_err_frame(id, &format!("unknown binding {label}")));
+            self.pending_bytes -= charge;
+            return None;
         };
         // Call the binding here, in frame order: its synchronous part submits the call (the run_code bridge
         // queues it at once, like upstream's async binding before its first await). Calling it inside the
         // spawned task would let the multi-threaded scheduler reorder submissions, or settle the run first.
         let pending = Contained(function(Some(args)));
-        self.calls.push(Box::pin(async move { (id, pending.await) }));
+        self.calls.push(Box::pin(async move { (id, charge, pending.await) }));
+        None
     }
 
     /// A binding settled: reply, unless the run already settled (then this is never reached).
-    fn on_call_settled(&mut self, (id, outcome): CallOutcome) {
+    fn on_call_settled(&mut self, (id, charge, outcome): CallOutcome) -> Option<Finish> {
+        self.pending_bytes = self.pending_bytes.saturating_sub(charge);
         let frame = match outcome {
             Ok(Ok(value)) => {
                 let frame = frames::reply_ok_frame(id, &value)
@@ -470,7 +502,22 @@ impl Driver {
             }
             Ok(Err(message)) | Err(message) => frames::reply_err_frame(id, &message),
         };
-        let _ = self.outbox.send(frame);
+        self.queue(frame);
+        (self.host_held() > self.limits.max_heap_bytes).then(|| Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()))
+    }
+
+    /// Queue a frame for the child, counted until it is written.
+    fn queue(&self, frame: Vec<u8>) {
+        self.queued.fetch_add(frame.len() as u64, Ordering::Relaxed);
+        if self.outbox.send(frame).is_err() {
+            // The writer is gone (the child closed fd 3): nothing will be written, nothing is held.
+            self.queued.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// What the program makes the host hold: pending binding calls and replies it has not read.
+    fn host_held(&self) -> u64 {
+        self.pending_bytes.saturating_add(self.queued.load(Ordering::Relaxed))
     }
 
     /// Stray fd 1/2 output: one log entry per chunk; an overflow is terminal and overrides everything.
