@@ -64,7 +64,8 @@
 // kernel checks that fail closed), `contain.py` (the child side of it, prepended to the bootstrap),
 // `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
-// `zygote.rs` (the fork server and its control socket), `run.rs` (one run driven to settlement: budgets,
+// `zygote.rs` (the fork server and its control socket), `worker.rs` (a run's child as the host holds it:
+// bounded start, the counted outbox, stray pipes), `run.rs` (one run driven to settlement: budgets,
 // abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
 // child side, and the fork server's loop).
 
@@ -73,6 +74,7 @@ mod frames;
 mod json;
 mod process;
 mod run;
+mod worker;
 mod zygote;
 
 use std::collections::HashMap;
@@ -118,7 +120,7 @@ struct Inner {
     zygote: Arc<zygote::Zygote>,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
-    retained: Retained<run::Worker>,
+    retained: Retained<worker::Worker>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -261,7 +263,7 @@ impl CodeRuntime for PythonRuntime {
             let Some(mut turn) = turn else {
                 return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
             };
-            let resident = run::Resident { worker: turn.take(), released: turn.released().clone() };
+            let resident = worker::Resident { worker: turn.take(), released: turn.released().clone() };
             let (result, worker) = run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
             turn.finish(worker);
             Ok(result)

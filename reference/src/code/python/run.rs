@@ -1,5 +1,5 @@
 //! One Python run driven to settlement (the host half of the protocol, upstream worker-thread
-//! `execute()`'s shape): spawn, `boot` → `boot-ack` → `run`, then one loop over fd-3 frames, binding
+//! `execute()`'s shape): start (`worker.rs`), `boot` → `boot-ack` → `run`, then one loop over fd-3 frames, binding
 //! completions, stray stdout/stderr, the busy-time poll, the wall ceiling, the abort signal and disposal.
 //! The first terminal event settles the run: the process group is killed, in-flight bindings are aborted
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
 use super::json;
 use crate::code::ledger::OutputLedger;
-use super::process::{self, GroupGuard, Leader, Pipe};
+use super::process::{self, Leader};
+use super::worker::{Resident, Worker, next_ready, next_stray, start_bounded};
 use super::zygote::Zygote;
 use super::boundary::EXIT_BOUNDARY;
 use super::{HEAP_EXIT_MESSAGE, Namespace};
@@ -49,8 +50,6 @@ const CPU_POLL: Duration = Duration::from_millis(25);
 const GROUP_EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long settlement waits for the pipes to reach EOF after the kill (a setsid grandchild may hold them).
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
-/// How long a persistent run's settlement waits for more stray output already on its way.
-const READY_GRACE: Duration = Duration::from_millis(2);
 
 /// How a run settles; the result is built after the drain, so late stray output still counts.
 enum Finish {
@@ -58,59 +57,6 @@ enum Finish {
     Failure(CodeRunErrorKind, String),
     /// The output ledger overflowed; the text that did not fit (if any) is appended to the logs.
     Limit(Option<String>),
-}
-
-/// A live child: its process group, its fd-3 channel, its pipes. A persistent environment keeps one for
-/// its owner's next run; dropping it kills the whole group.
-pub(super) struct Worker {
-    child: Leader,
-    group: GroupGuard,
-    reader: tokio::net::unix::OwnedReadHalf,
-    outbox: mpsc::UnboundedSender<Vec<u8>>,
-    /// Bytes queued on the outbox and not yet written to fd 3 (a child that does not read makes them
-    /// pile up; they count against the heap cap with the pending calls).
-    queued: Arc<AtomicU64>,
-    writer: tokio::task::JoinHandle<()>,
-    stdout: Option<Stray<Pipe>>,
-    stderr: Option<Stray<Pipe>>,
-    /// fd-3 bytes read but not yet consumed as frames.
-    inbox: Vec<u8>,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.group.kill();
-        self.writer.abort();
-    }
-}
-
-impl Worker {
-    /// A fresh child forked by the zygote (spawned directly when it cannot fork), for a per-call run and
-    /// for a persistent environment's first run alike.
-    async fn start(zygote: &Zygote) -> std::io::Result<Self> {
-        let spawned = zygote.start().await?;
-        let process::Spawned { child, group, channel, stdout, stderr } = spawned;
-        let (reader, mut writer) = channel.into_split();
-        let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let queued = Arc::new(AtomicU64::new(0));
-        let written = Arc::clone(&queued);
-        let writer = tokio::spawn(async move {
-            while let Some(frame) = outbox_rx.recv().await {
-                let sent = writer.write_all(&frame).await;
-                written.fetch_sub(frame.len() as u64, Ordering::Relaxed);
-                if sent.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Self { child, group, reader, outbox, queued, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
-    }
-}
-
-/// A persistent run's environment: the owner's worker (`None`: start one) and its release token.
-pub(super) struct Resident {
-    pub(super) worker: Option<Worker>,
-    pub(super) released: CancellationToken,
 }
 
 /// Run one validated request to settlement: in a fresh process (per-call), or in the owner's resident
@@ -230,37 +176,6 @@ pub(super) async fn run(
         }
     }
     (driver.result(finish), None)
-}
-
-/// [`Worker::start`] under the run's wall ceiling (counted from `requested`), abort signal and disposal.
-async fn start_bounded(
-    zygote: &Zygote,
-    limits: CodeRuntimeLimits,
-    disposed: &CancellationToken,
-    request: &CodeRunRequest,
-    requested: Instant,
-) -> Result<Worker, (CodeRunErrorKind, String)> {
-    let wall = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
-    let deadline = requested.checked_add(wall).unwrap_or_else(|| requested + Duration::from_secs(86_400 * 365));
-    tokio::select! {
-        biased;
-        () = request.signal.token().cancelled() => Err((CodeRunErrorKind::Abort, request.signal.reason())),
-        () = disposed.cancelled() => Err((CodeRunErrorKind::Abort, "runtime disposed".to_owned())),
-        () = sleep_until(deadline) => Err((
-            CodeRunErrorKind::Timeout,
-            format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
-        )),
-        started = Worker::start(zygote) => started.map_err(|e| {
-            (CodeRunErrorKind::WorkerExit, format!("worker error: cannot start {}: {e}", zygote.interpreter().display()))
-        }),
-    }
-}
-
-/// Stray output already waiting in an open pipe (a persistent run's settlement reads what is there, and
-/// waits for no more).
-async fn next_ready<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
-    let stray = pipe.as_mut()?;
-    tokio::time::timeout(READY_GRACE, stray.next()).await.ok().flatten()
 }
 
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
@@ -600,45 +515,6 @@ fn signal_name(signal: i32) -> String {
     name.to_owned()
 }
 
-/// A stray-output pipe read as UTF-8 text chunks (an incomplete trailing sequence waits for its rest).
-struct Stray<R> {
-    pipe: R,
-    carry: Vec<u8>,
-    buffer: Vec<u8>,
-}
-
-impl<R: AsyncRead + Unpin> Stray<R> {
-    fn new(pipe: R) -> Self {
-        Self { pipe, carry: Vec::new(), buffer: vec![0; 1 << 16] }
-    }
-
-    /// The next chunk of text, or `None` at EOF (or on a read error).
-    async fn next(&mut self) -> Option<String> {
-        loop {
-            let n = self.pipe.read(&mut self.buffer).await.unwrap_or(0);
-            if n == 0 {
-                if self.carry.is_empty() {
-                    return None;
-                }
-                let rest = std::mem::take(&mut self.carry);
-                return Some(String::from_utf8_lossy(&rest).into_owned());
-            }
-            self.carry.extend_from_slice(&self.buffer[..n]);
-            let valid = match std::str::from_utf8(&self.carry) {
-                Ok(_) => self.carry.len(),
-                Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                Err(_) => self.carry.len(),
-            };
-            if valid == 0 {
-                continue;
-            }
-            let rest = self.carry.split_off(valid);
-            let text = String::from_utf8_lossy(&std::mem::replace(&mut self.carry, rest)).into_owned();
-            return Some(text);
-        }
-    }
-}
-
 /// Resolves when the owner is released; never for a per-call run.
 async fn until_released(released: Option<&CancellationToken>) {
     match released {
@@ -647,10 +523,3 @@ async fn until_released(released: Option<&CancellationToken>) {
     }
 }
 
-/// The next stray chunk of an open pipe; pending forever once the pipe is closed.
-async fn next_stray<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
-    match pipe.as_mut() {
-        Some(stray) => stray.next().await,
-        None => std::future::pending().await,
-    }
-}
