@@ -12,7 +12,7 @@
 //!
 //! Header lines of a corpus program (the TypeScript corpus uses the same keys with `//`):
 //! `# hostile: <what it tries>`, `# expect: <kind>[: <regex>]` (a run-error kind, `ok`, `any` or
-//! `any-failure`), `# limits: wall_ms=… compute_ms=… heap_mb=…`, `# absent: <path>`.
+//! `any-failure`), `# limits: wall_ms=… compute_ms=… heap_mb=… output_bytes=…`, `# absent: <path>`.
 //!
 //! Where the kernel cannot give the boundary, the test says so and checks the fail-closed refusal instead.
 #![cfg(feature = "python")]
@@ -74,6 +74,7 @@ fn parse(path: &std::path::Path) -> Case {
                         "wall_ms" => limits.max_wall_ms = v,
                         "compute_ms" => limits.compute_ms = v,
                         "heap_mb" => limits.max_heap_bytes = (v as u64) << 20,
+                        "output_bytes" => limits.max_output_bytes = v as u64,
                         _ => panic!("{name}: unknown limit {k}"),
                     }
                 }
