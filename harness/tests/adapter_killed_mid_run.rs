@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{harness_in, spec_with, temp_dir};
@@ -47,6 +47,34 @@ fn living_in(dir: &Path) -> Vec<(u32, String)> {
     found
 }
 
+/// Runs the harness over `files` (scenario file name → text) through the reference adapter, in a fresh
+/// working directory under `dir` that the adapters and their runs inherit; returns that directory, the
+/// harness's output and the report's text.
+fn run_through_adapter(dir: &Path, files: &[(String, String)], step_timeout: &str) -> (PathBuf, std::process::Output, String) {
+    let refs: Vec<(&str, String)> = files.iter().map(|(f, t)| (f.as_str(), t.clone())).collect();
+    let spec = spec_with(dir, &refs);
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize().unwrap();
+    let report = dir.join("report.jsonl");
+    let adapter = env!("CARGO_BIN_EXE_dsh-reference-adapter");
+    let args = ["--adapter", adapter, "--spec", spec.to_str().unwrap(), "--report", report.to_str().unwrap(), "--step-timeout", step_timeout];
+    let output = harness_in(&work, &args);
+    let report_text = std::fs::read_to_string(&report).unwrap();
+    (work, output, report_text)
+}
+
+/// What still lives in `work` after a short bound (the kernel delivers the death signals at once).
+fn left_in(work: &Path) -> Vec<(u32, String)> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut left = living_in(work);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = living_in(work);
+    }
+    left
+}
+
 #[test]
 fn a_timed_out_python_run_leaves_no_process_when_the_harness_kills_the_adapter() {
     let dir = temp_dir("adapter-killed-mid-run");
@@ -56,26 +84,11 @@ fn a_timed_out_python_run_leaves_no_process_when_the_harness_kills_the_adapter()
         ("stopped", "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)"),
     ];
     let files: Vec<(String, String)> = programs.iter().map(|(id, p)| (format!("{id}.yaml"), scenario(&format!("never-{id}"), p))).collect();
-    let refs: Vec<(&str, String)> = files.iter().map(|(f, t)| (f.as_str(), t.clone())).collect();
-    let spec = spec_with(&dir, &refs);
-    let work = dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work = work.canonicalize().unwrap();
-    let report = dir.join("report.jsonl");
-    let adapter = env!("CARGO_BIN_EXE_dsh-reference-adapter");
-    let args = ["--adapter", adapter, "--spec", spec.to_str().unwrap(), "--report", report.to_str().unwrap(), "--step-timeout", "2"];
-    let output = harness_in(&work, &args);
+    let (work, output, report_text) = run_through_adapter(&dir, &files, "2");
     let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "three never-ending steps must not pass:\n{text}");
-    let report_text = std::fs::read_to_string(&report).unwrap();
     assert_eq!(report_text.matches("\"outcome\":\"TIMEOUT\"").count(), 3, "each step times out:\n{report_text}");
-    // Nothing the adapters started is left (a short bound: the kernel delivers the death signals at once).
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let mut left = living_in(&work);
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left = living_in(&work);
-    }
+    let left = left_in(&work);
     assert!(left.is_empty(), "processes left behind by killed adapters: {left:?}");
 }
 
@@ -96,17 +109,8 @@ fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
         files.push((format!("{id}.yaml"), scenario_within(&id, &program, 3_000)));
     }
     files.push(("zz-never.yaml".to_owned(), scenario("zz-never-ends", "while True:\n    pass")));
-    let refs: Vec<(&str, String)> = files.iter().map(|(f, t)| (f.as_str(), t.clone())).collect();
-    let spec = spec_with(&dir, &refs);
-    let work = dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work = work.canonicalize().unwrap();
-    let report = dir.join("report.jsonl");
-    let adapter = env!("CARGO_BIN_EXE_dsh-reference-adapter");
-    let args = ["--adapter", adapter, "--spec", spec.to_str().unwrap(), "--report", report.to_str().unwrap(), "--step-timeout", "15"];
-    let output = harness_in(&work, &args);
+    let (work, output, report_text) = run_through_adapter(&dir, &files, "15");
     assert!(!output.status.success(), "a never-ending step must not pass");
-    let report_text = std::fs::read_to_string(&report).unwrap();
     let trials: Vec<serde_json::Value> =
         report_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|r| r["type"] == "trial").collect();
     assert_eq!(trials.len(), names.len() + 1, "{report_text}");
@@ -118,11 +122,6 @@ fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
             assert!(matches!(outcome, "PASS" | "FAIL"), "{id} must settle through the adapter, got {outcome}: {trial}");
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let mut left = living_in(&work);
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left = living_in(&work);
-    }
+    let left = left_in(&work);
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
