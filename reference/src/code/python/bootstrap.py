@@ -655,7 +655,11 @@ class _Bound(ast.NodeVisitor):
         pass
 
     def visit_ListComp(self, node):
-        pass
+        # Only an assignment expression's target escapes a comprehension: it binds in the enclosing scope.
+        walrus = _WalrusTargets()
+        walrus.generic_visit(node)
+        for name in walrus.names:
+            self.add(name)
 
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
@@ -688,6 +692,41 @@ class _Bound(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+class _WalrusTargets(ast.NodeVisitor):
+    """Inside a comprehension (nested ones included): the targets of assignment expressions, which bind
+    in the comprehension's enclosing scope. A lambda is a scope of its own."""
+
+    def __init__(self):
+        self.names = []
+
+    def visit_NamedExpr(self, node):
+        if node.target.id not in self.names:
+            self.names.append(node.target.id)
+        self.visit(node.value)
+
+    def visit_Lambda(self, node):
+        pass
+
+
+class _Unannotated(ast.NodeTransformer):
+    """Persistent mode declares every top-level name `global`, and a global name cannot carry an
+    annotation: `x: int = 1` becomes `x = 1` and a bare `x: int` becomes `pass`, as inside the per-call
+    wrapper function, where a local's annotation is never evaluated. Nested scopes are left alone."""
+
+    def visit_AnnAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            return node
+        if node.value is None:
+            return ast.copy_location(ast.Pass(), node)
+        target = ast.Name(id=node.target.id, ctx=ast.Store())
+        return ast.copy_location(ast.Assign(targets=[ast.copy_location(target, node.target)], value=node.value), node)
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
 def _compile(program, program_globals, persistent=False):
     linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
     tree = ast.parse(program, filename=_PROGRAM_FILE, mode="exec")
@@ -699,6 +738,8 @@ def _compile(program, program_globals, persistent=False):
     if tree.body:
         wrapper.body[0].body = tree.body
     if persistent:
+        tree = ast.fix_missing_locations(_Unannotated().visit(tree))
+        wrapper.body[0].body = tree.body or wrapper.body[0].body
         bound = _Bound()
         for statement in tree.body:
             bound.visit(statement)
