@@ -41,7 +41,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 /// How long after its wall ceiling a run may settle.
-const GRACE_MS: u64 = 250;
+const GRACE_MS: u64 = 500;
 /// Limits of a program whose header names none: `wall_ms`, `compute_ms`, `heap_mb`.
 const DEFAULT_LIMITS: (f64, f64, u64) = (2_000.0, 1_000.0, 64);
 /// The bound on peak resident growth of a program whose header names none, in MiB beyond its heap cap.

@@ -366,25 +366,11 @@ pub trait CodeRuntime: Send + Sync + 'static {
     }
 
     /// The limits every run of this runtime gets, when it has such limits: transports read
-    /// [`CodeRuntimeLimits::max_model_text_bytes`] from them. The default answers for the built-in backends
-    /// and `None` for any other runtime, which overrides this to have its model-text cap honoured.
+    /// [`CodeRuntimeLimits::max_model_text_bytes`] from them. Both built-in backends answer; the default
+    /// is `None` (no model-text cap), so a runtime of another kind overrides this to have its cap honoured.
     fn run_limits(&self) -> Option<CodeRuntimeLimits> {
-        builtin_limits(self)
+        None
     }
-}
-
-/// The limits of a built-in backend behind `R` (what [`CodeRuntime::run_limits`] answers by default).
-fn builtin_limits<R: CodeRuntime + ?Sized>(runtime: &R) -> Option<CodeRuntimeLimits> {
-    #[cfg(feature = "python")]
-    if std::any::TypeId::of::<R>() == std::any::TypeId::of::<python::PythonRuntime>() {
-        // SAFETY: `R` is `PythonRuntime` (same `TypeId`), a sized type, so `runtime` is a plain
-        // `&PythonRuntime` and the cast keeps its address and lifetime.
-        #[allow(unsafe_code)]
-        let python = unsafe { &*std::ptr::from_ref(runtime).cast::<python::PythonRuntime>() };
-        return Some(python.limits());
-    }
-    let _ = runtime;
-    None
 }
 
 /// The model-text cap of `runtime` (`None`: none, or a runtime that does not say).

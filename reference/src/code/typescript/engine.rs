@@ -187,6 +187,11 @@ pub(crate) fn execute(spec: &RunSpec) -> CodeRunResult {
     }
 }
 
+/// The failure message of a run that reached its wall-clock ceiling.
+pub(crate) fn wall_message(limits: &CodeRuntimeLimits) -> String {
+    format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms))
+}
+
 /// `exit_code`: what `process.exit` was called with, for an [`Terminal::Exit`] ending.
 fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRuntimeLimits, exit_code: i32) -> CodeRunResult {
     // The caller's abort wins over what the program did once it happened: the program learns of it only
@@ -209,10 +214,7 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
                 CodeRunErrorKind::Timeout,
                 format!("compute budget exhausted ({}ms busy)", js_number_string(limits.compute_ms)),
             ),
-            Terminal::Wall => ledger.failure(
-                CodeRunErrorKind::Timeout,
-                format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
-            ),
+            Terminal::Wall => ledger.failure(CodeRunErrorKind::Timeout, wall_message(limits)),
             Terminal::Abort => ledger.failure(CodeRunErrorKind::Abort, signal.reason()),
             Terminal::OutputLimit => ledger.limit(),
             Terminal::HeapCap => ledger.failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
