@@ -25,6 +25,7 @@
 //! the other RUN rules per file.
 
 mod bindings;
+mod budget;
 mod console;
 mod engine;
 mod host;
@@ -47,6 +48,7 @@ mod persistent_tests;
 // Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -250,7 +252,14 @@ impl CodeRuntime for TypeScriptRuntime {
     fn retained(&self) -> Vec<StateOwner> {
         self.retained.0.live()
     }
+
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        Some(self.limits)
+    }
 }
+
+/// How long past its wall ceiling (counted from the request) a run's caller waits for the run thread.
+const WALL_BACKSTOP: Duration = Duration::from_millis(250);
 
 /// Run on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding futures and
 /// timers use it); the resident engine comes back when it may be kept.
@@ -259,6 +268,7 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
     let guard = DropGuard(dropped.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
+    let has_runtime = handle.is_some();
     let spawned = pool::submit(Box::new(move || {
         let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
         let outcome = if handle.is_some() {
@@ -283,13 +293,30 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
     if let Err(error) = spawned {
         return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")), None);
     }
-    let outcome = rx.await.unwrap_or_else(|_| {
+    let exited = || {
         (
             ledger::Ledger::new(limits.max_output_bytes)
                 .failure(CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing".to_owned()),
             None,
         )
-    });
+    };
+    // The backstop: the engine checks the wall ceiling while the program runs, but work the host does for
+    // it in one piece (turning an 80 MB completion into JSON) can outlast it. The caller gets its answer
+    // at the ceiling plus WALL_BACKSTOP whatever the run thread is doing; dropping `guard` then tells
+    // that thread to stop at its next check, and what it held is freed when it does. Only under a
+    // runtime (the one the run's timers use); the captured logs of such a run are not shown.
+    // `tokio::time::sleep` panics on a runtime without its time driver: no backstop there.
+    let backstop = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0)
+        .ok()
+        .filter(|_| has_runtime)
+        .and_then(|wall| std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(wall + WALL_BACKSTOP))).ok());
+    let outcome = match backstop {
+        Some(backstop) => tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| exited()),
+            () = backstop => (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Timeout, engine::wall_message(&limits)), None),
+        },
+        None => rx.await.unwrap_or_else(|_| exited()),
+    };
     drop(guard);
     outcome
 }
