@@ -2,7 +2,9 @@
 //! `WorkerThreadCodeRuntime`): [`TypeScriptRuntime`] type-strips each program with `swc_ts_fast_strip`
 //! (the stripper Node's `stripTypeScriptTypes` wraps) and runs it in a fresh QuickJS runtime and context
 //! (`rquickjs`) on a run thread of its own, with host bindings, a console shim, the busy/wall/heap/output limits and
-//! the abort signal.
+//! the abort signal. It runs in the host process: the heap cap covers the engine's heap and what a program
+//! makes the host hold (timers, pending binding calls, log bookkeeping), and the caller is answered by the
+//! wall ceiling plus 250 ms whatever the run thread is doing (README, "What a Code Mode program can reach").
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
@@ -44,7 +46,8 @@ mod persistent_tests;
 // Contributors — files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop,
 // limits), `host.rs` (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection
 // class), `lossless.rs` (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim,
-// `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
+// `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads),
+// `budget.rs` (one heap budget for the engine's allocator and what the host holds for the program).
 // Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
 
 use std::sync::Arc;
