@@ -27,6 +27,7 @@ use serde_json::Value;
 
 pub mod lines;
 mod process;
+mod reaper;
 pub mod wire;
 
 pub use process::kill_all;

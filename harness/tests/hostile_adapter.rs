@@ -192,6 +192,55 @@ fn restarts_kill_grandchildren_that_left_the_group() {
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
 
+/// Waits up to `bound` for every pid to be gone; returns those still alive (and kills them).
+fn left_after(pids_: Vec<u32>, bound: Duration) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + bound;
+    let mut left = pids_;
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left.retain(|&p| alive(p));
+    }
+    for &pid in &left {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    left
+}
+
+#[test]
+fn a_grandchild_with_no_token_and_its_own_session_dies_with_its_adapter() {
+    let dir = temp_dir("hostile-orphan");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-orphan")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "2"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    assert_eq!(report.outcome("a-orphan"), "CRASH", "{}", short(report.message("a-orphan")));
+    assert_eq!(report.outcome("b-ok"), "PASS", "{}", short(report.message("b-ok")));
+    let orphans = pids(&dir.join("orphans"));
+    assert_eq!(orphans.len(), 1, "{}", out.log());
+    let left = left_after(orphans, Duration::from_millis(500));
+    assert!(left.is_empty(), "`env -i setsid` grandchild left behind: {left:?}");
+}
+
+#[test]
+fn a_harness_killed_with_sigkill_leaves_no_adapter() {
+    let dir = temp_dir("hostile-sigkilled");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-busy")), ("2.yaml", scenario("b-busy"))]);
+    let adapter = hostile_adapter(&dir);
+    let report_path = dir.join("report.jsonl");
+    let args = ["--adapter", &adapter, "--spec", spec.to_str().unwrap(), "--report", report_path.to_str().unwrap(), "--step-timeout", "60"];
+    let busy = dir.join("busy");
+    let mut sent = false;
+    let out = harness_driven(&dir, &args, &[], Duration::from_secs(30), |pid| {
+        if !sent && pids(&busy).len() >= 4 {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            sent = true;
+        }
+    });
+    assert!(sent, "the adapters never got busy: {}", out.log());
+    let started: Vec<u32> = pids(&dir.join("starts")).into_iter().chain(pids(&busy)).collect();
+    let left = left_after(started, Duration::from_secs(2));
+    assert!(left.is_empty(), "processes outlived the harness killed with SIGKILL: {left:?}");
+}
+
 fn interrupted_by(signal: &str, code: i32) {
     let dir = temp_dir(&format!("hostile-{signal}"));
     let spec = spec_with(&dir, &[("1.yaml", scenario("a-hang")), ("2.yaml", scenario("b-ok"))]);

@@ -15,7 +15,8 @@
 //! 6. Build the trials; skips are static, so `--list --ignored` shows them. Load errors are never
 //!    filtered away: those a filter would drop are recorded anyway. A run that plans nothing is exit 2.
 //! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
-//! 8. End the subjects (strays they still send are blamed), footer, skip reasons, summary line.
+//! 8. End the subjects (strays they still send are blamed), kill what they left behind, footer, skip
+//!    reasons, summary line.
 
 pub mod capabilities;
 pub mod cli;
@@ -306,6 +307,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let trials = if listing { trials } else { schedule::reorder(trials, &costs) };
     let conclusion = libtest_mimic::run(args, trials);
+    interrupt::hold_if_interrupted();
     if listing {
         return conclusion.exit_code();
     }
@@ -314,6 +316,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     // Whatever the adapters still send is blamed on the session it names.
     ctx.blame(ctx.pool.finish(FINISH_WAIT.min(opts.step_timeout)));
+    // And whatever an adapter left behind that was re-parented to the harness (`adapter/reaper.rs`).
+    crate::adapter::kill_all();
     let planned = planned + ctx.extra.load(Ordering::SeqCst);
     ctx.report.footer(planned, started.elapsed());
     println!("{}", ctx.report.summary(planned, &implementation));

@@ -2,7 +2,7 @@
 # protocol correctly unless the session (scenario) id or an environment variable asks it to misbehave:
 # the word in the session id picks the fault at session/open or session/close. FAKE_DIR is a directory
 # for marker files, so a fault can happen on the first start only.
-import json, os, subprocess, sys, threading, time
+import json, os, shutil, subprocess, sys, threading, time
 
 D = os.environ.get("FAKE_DIR", ".")
 def marker(name):
@@ -44,7 +44,24 @@ for line in sys.stdin:
         if os.environ.get("FAKE_DEAF") and marker("deaf"):
             time.sleep(600)  # stops reading stdin for good
     elif method == "session/open":
-        if "flood" in s and "stderrflood" not in s:
+        if "orphan" in s:
+            # Environment cleared, own session, still holding stdout; then the adapter dies.
+            env, setsid, sleep = (shutil.which(n) for n in ("env", "setsid", "sleep"))
+            child = subprocess.Popen([env, "-i", setsid, sleep, "300"])
+            append("orphans", str(child.pid))
+            time.sleep(0.2)
+            os._exit(3)
+        elif "busy" in s:
+            # A busy child in the adapter's group, and the adapter itself busy too.
+            pid = os.fork()
+            if pid == 0:
+                while True:
+                    pass
+            append("busy", str(pid))
+            append("busy", str(os.getpid()))
+            while True:
+                pass
+        elif "flood" in s and "stderrflood" not in s:
             chunk = "x" * (1 << 20)
             while True:
                 sys.stdout.write(chunk)
