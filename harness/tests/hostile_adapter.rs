@@ -279,3 +279,46 @@ fn sigterm_kills_the_adapter_and_says_so() {
 fn sigint_kills_the_adapter_and_says_so() {
     interrupted_by("INT", 130);
 }
+
+#[test]
+fn unknown_capability_names_are_warned_about_within_a_bound() {
+    let dir = temp_dir("hostile-feature-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, report) = run(&dir, &spec, &[], &[("FAKE_FEATURE_FLOOD", "20000")]);
+    assert_eq!(out.status.code(), Some(0), "{}", short(&out.log()));
+    assert_eq!(report.outcome("a-ok"), "PASS");
+    assert!(out.stderr.len() < 16 << 10, "{} bytes of warnings on stderr", out.stderr.len());
+    assert!(out.stderr.contains("declares 19990 more unknown feature names, not shown"), "{}", short(&out.stderr));
+    assert!(out.stderr.contains("more bytes)"), "each name is cut: {}", short(&out.stderr));
+}
+
+#[test]
+fn an_event_flood_inside_one_step_is_bounded_and_said() {
+    let dir = temp_dir("hostile-event-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-eventflood")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "50"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    assert_eq!(report.labels()["a-eventflood"], "ERROR(adapter)", "{}", short(report.message("a-eventflood")));
+    let message = report.message("a-eventflood");
+    assert!(message.contains("400000 events before its response to `session/open`") && message.contains("the 390000 past the limit were dropped"), "{}", short(message));
+    assert!(report.trials["a-eventflood"]["transcript"].to_string().contains("lines cut"), "the transcript says what it cut");
+    assert_eq!(report.outcome("b-ok"), "PASS");
+    let size = std::fs::metadata(dir.join("report.jsonl")).unwrap().len();
+    assert!(size < 1 << 20, "report of {size} bytes");
+    assert!(out.stdout_len < 1 << 20, "stdout of {} bytes", out.stdout_len);
+}
+
+#[test]
+fn a_stray_flood_after_session_close_is_bounded_and_said() {
+    let dir = temp_dir("hostile-stray-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-straystorm")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "50"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    let blamed: Vec<&str> =
+        report.trials.iter().filter(|(id, t)| id.starts_with("a-straystorm") && t["outcome"] == "ERROR").map(|(_, t)| t["message"].as_str().unwrap_or("")).collect();
+    assert!(!blamed.is_empty(), "{:?}", report.labels());
+    assert!(blamed.iter().any(|m| m.contains("more messages of this session, not kept")), "{}", short(blamed[0]));
+    let size = std::fs::metadata(dir.join("report.jsonl")).unwrap().len();
+    assert!(size < 2 << 20, "report of {size} bytes");
+    assert!(out.stdout_len < 1 << 20, "stdout of {} bytes", out.stdout_len);
+}

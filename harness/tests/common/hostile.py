@@ -21,6 +21,10 @@ def answer(req, result):
     send({"jsonrpc": "2.0", "id": req["id"], "result": result})
 def err(text):
     sys.stderr.write(text + "\n"); sys.stderr.flush()
+def events(session, first, n, label):
+    for start in range(first, first + n, 10000):
+        sys.stdout.write("".join(json.dumps({"jsonrpc": "2.0", "method": "event", "params": {"session": session, "seq": seq, "event": {"type": "mark", "label": label}}}) + "\n" for seq in range(start, min(first + n, start + 10000))))
+    sys.stdout.flush()
 def event(session, seq, label):
     send({"jsonrpc": "2.0", "method": "event", "params": {"session": session, "seq": seq, "event": {"type": "mark", "label": label}}})
 CLOSE = {"eventsThrough": 0, "leaks": {"pendingCalls": [], "unopenedGates": [], "liveTasks": 0}}
@@ -38,9 +42,11 @@ for line in sys.stdin:
         if os.environ.get("FAKE_INIT_HANG") and not marker("first-init"):
             err("initialize: waiting for a licence server that never answers")
             time.sleep(600)
+        flood = int(os.environ.get("FAKE_FEATURE_FLOOD", "0"))
+        features = ["%05d" % i + "f" * 995 for i in range(flood)]
         answer(req, {"protocolVersion": os.environ.get("FAKE_PROTOCOL", "1.0"),
                      "implementation": {"name": "hostile", "version": "0.0.1", "language": "python"},
-                     "capabilities": {"profiles": ["dsh-tools-0.1"], "features": [], "runtimes": []}})
+                     "capabilities": {"profiles": ["dsh-tools-0.1"], "features": features, "runtimes": []}})
         if os.environ.get("FAKE_DEAF") and marker("deaf"):
             time.sleep(600)  # stops reading stdin for good
     elif method == "session/open":
@@ -51,6 +57,9 @@ for line in sys.stdin:
             append("orphans", str(child.pid))
             time.sleep(0.2)
             os._exit(3)
+        elif "eventflood" in s:
+            events(s, 1, 400000, "flood")
+            answer(req, {"eventsThrough": 400000})
         elif "busy" in s:
             # A busy child in the adapter's group, and the adapter itself busy too.
             pid = os.fork()
@@ -94,9 +103,11 @@ for line in sys.stdin:
         big = "x" * (20 << 20) if "bigvalue" in s else "small"
         answer(req, {"eventsThrough": 0, "result": {"isError": False, "value": big, "content": [{"type": "text", "text": "x"}]}})
     elif method == "session/close":
-        answer(req, CLOSE)
+        answer(req, dict(CLOSE, eventsThrough=400000) if "eventflood" in s else CLOSE)
         if "dupclose" in s:
             answer(req, CLOSE)
+        if "straystorm" in s:
+            events(s, 1, 200000, "stray")
         if "lateevent" in s:
             threading.Timer(0.3, event, (s, 1, "late")).start()
     else:
