@@ -45,7 +45,7 @@ for line in sys.stdin:
         flood = int(os.environ.get("FAKE_FEATURE_FLOOD", "0"))
         features = ["%05d" % i + "f" * 995 for i in range(flood)]
         answer(req, {"protocolVersion": os.environ.get("FAKE_PROTOCOL", "1.0"),
-                     "implementation": {"name": "hostile", "version": "0.0.1", "language": "python"},
+                     "implementation": {"name": os.environ.get("FAKE_NAME", "hostile"), "version": "0.0.1", "language": "python"},
                      "capabilities": {"profiles": ["dsh-tools-0.1"], "features": features, "runtimes": []}})
         if os.environ.get("FAKE_DEAF") and marker("deaf"):
             time.sleep(600)  # stops reading stdin for good
@@ -58,8 +58,8 @@ for line in sys.stdin:
             time.sleep(0.2)
             os._exit(3)
         elif "eventflood" in s:
-            events(s, 1, 400000, "flood")
-            answer(req, {"eventsThrough": 400000})
+            events(s, 1, 50000, "flood")
+            answer(req, {"eventsThrough": 50000})
         elif "busy" in s:
             # A busy child in the adapter's group, and the adapter itself busy too.
             pid = os.fork()
@@ -103,11 +103,11 @@ for line in sys.stdin:
         big = "x" * (20 << 20) if "bigvalue" in s else "small"
         answer(req, {"eventsThrough": 0, "result": {"isError": False, "value": big, "content": [{"type": "text", "text": "x"}]}})
     elif method == "session/close":
-        answer(req, dict(CLOSE, eventsThrough=400000) if "eventflood" in s else CLOSE)
+        answer(req, dict(CLOSE, eventsThrough=50000) if "eventflood" in s else CLOSE)
         if "dupclose" in s:
             answer(req, CLOSE)
         if "straystorm" in s:
-            events(s, 1, 200000, "stray")
+            events(s, 1, 50000, "stray")
         if "lateevent" in s:
             threading.Timer(0.3, event, (s, 1, "late")).start()
     else:
