@@ -40,16 +40,11 @@ pub fn write(reports: &[PathBuf], before: &[PathBuf], target: &Path) -> Result<(
 }
 
 fn read(path: &Path) -> Result<Column, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let read = super::read_back(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut column = Column { title: String::new(), trials: HashMap::new() };
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        match ReportLine::parse(line).map_err(|e| format!("{}:{}: not a report record: {e}", path.display(), n + 1))? {
-            ReportLine::Header(h) => {
-                column.title = match &h.implementation {
-                    Some(i) => format!("{} {} ({})", i.name, i.version, h.subject),
-                    None => format!("(did not initialize) ({})", h.subject),
-                };
-            }
+    for record in read.records {
+        match record {
+            ReportLine::Header(h) => column.title = super::title(&h),
             ReportLine::Trial(t) => {
                 column.trials.insert(t.id.clone(), t);
             }
@@ -58,6 +53,9 @@ fn read(path: &Path) -> Result<Column, String> {
     }
     if column.title.is_empty() {
         return Err(format!("{}: no header: not a dsh-harness report", path.display()));
+    }
+    if let Some(line) = read.cut_at {
+        column.title.push_str(&format!(" — incomplete: report cut off at line {line}"));
     }
     Ok(column)
 }
