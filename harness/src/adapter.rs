@@ -254,7 +254,14 @@ impl AdapterSubject {
         let value = match parsed {
             Ok(value) => value,
             Err(e) => {
-                let msg = format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw));
+                let msg = match raw.strip_prefix('\u{FEFF}') {
+                    // Invisible in the line shown: say it, or the line looks valid.
+                    Some(rest) => format!(
+                        "adapter wrote a line starting with a byte order mark (U+FEFF, bytes EF BB BF), which is not JSON: protocol lines are UTF-8 without a BOM: <BOM>{}",
+                        wire::display(rest)
+                    ),
+                    None => format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw)),
+                };
                 return Err(self.protocol(msg));
             }
         };

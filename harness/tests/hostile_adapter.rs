@@ -322,3 +322,23 @@ fn a_stray_flood_after_session_close_is_bounded_and_said() {
     assert!(size < 2 << 20, "report of {size} bytes");
     assert!(out.stdout_len < 1 << 20, "stdout of {} bytes", out.stdout_len);
 }
+
+#[test]
+fn a_first_initialize_that_times_out_shows_the_stderr_tail() {
+    let dir = temp_dir("hostile-first-init-hang");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[("FAKE_FIRST_INIT_HANG", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{}", out.log());
+    assert!(out.stderr.contains("failed to initialize") && out.stderr.contains("still loading the model weights"), "{}", out.log());
+    let aborted = report.footer.as_ref().unwrap()["aborted"].as_str().unwrap_or("").to_owned();
+    assert!(aborted.contains("still loading the model weights"), "{aborted}");
+}
+
+#[test]
+fn a_bom_before_the_initialize_answer_is_named() {
+    let dir = temp_dir("hostile-bom");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, _) = run(&dir, &spec, &[], &[("FAKE_BOM", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{}", out.log());
+    assert!(out.stderr.contains("byte order mark (U+FEFF, bytes EF BB BF)") && out.stderr.contains("<BOM>{"), "{}", out.log());
+}

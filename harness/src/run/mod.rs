@@ -98,12 +98,12 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     // A subject that panics while starting is as broken as one that crashes.
     let start = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pool::start(factory)));
     let start = start.unwrap_or_else(|_| {
-        Err(SubjectError::Crash { status: "panicked during initialize".into(), stderr_tail: String::new() })
+        Err((SubjectError::Crash { status: "panicked during initialize".into(), stderr_tail: String::new() }, String::new()))
     });
     let (pool, info) = match start {
         Ok(started) => started,
-        Err(e) => {
-            let verdict = suite::subject_error(e, "initialize");
+        Err((e, stderr_tail)) => {
+            let verdict = suite::with_stderr(suite::subject_error(e, "initialize"), &stderr_tail);
             return stop(None, format!("{subject} failed to initialize, nothing was run: {}", verdict.message));
         }
     };

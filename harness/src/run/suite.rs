@@ -202,6 +202,15 @@ fn from_outcome(outcome: &CheckOutcome) -> Verdict {
     Verdict::new(outcome.name(), detail, outcome.detail())
 }
 
+/// `verdict` with the subject's stderr tail after its message, unless it is a CRASH (which shows it) or
+/// the message holds it already.
+pub fn with_stderr(mut verdict: Verdict, stderr_tail: &str) -> Verdict {
+    if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(stderr_tail) {
+        verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
+    }
+    verdict
+}
+
 /// The verdict for a request that got no well-formed reply.
 pub fn subject_error(error: SubjectError, step: &str) -> Verdict {
     match error {

@@ -167,13 +167,7 @@ fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
 fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
     let mut lease = match ctx.pool.lease() {
         Ok(lease) => lease,
-        Err((e, stderr_tail)) => {
-            let mut verdict = suite::subject_error(e, "initialize (adapter restart)");
-            if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(&stderr_tail) {
-                verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
-            }
-            return verdict;
-        }
+        Err((e, stderr_tail)) => return suite::with_stderr(suite::subject_error(e, "initialize (adapter restart)"), &stderr_tail),
     };
     lease.subject.discard_transcript();
     ctx.blame(lease.subject.take_strays());

@@ -39,6 +39,11 @@ for line in sys.stdin:
     method, params = req.get("method"), req.get("params") or {}
     s = params.get("session", "")
     if method == "initialize":
+        if os.environ.get("FAKE_FIRST_INIT_HANG"):
+            err("initialize: still loading the model weights")
+            time.sleep(600)
+        if os.environ.get("FAKE_BOM"):
+            sys.stdout.write("\ufeff")
         if os.environ.get("FAKE_INIT_HANG") and not marker("first-init"):
             err("initialize: waiting for a licence server that never answers")
             time.sleep(600)
