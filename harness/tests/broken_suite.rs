@@ -270,3 +270,23 @@ fn an_exact_filter_does_not_call_entries_of_unloaded_sources_unknown() {
     let first = format!("{}:1", expectations.display());
     assert!(read_report(&report_path).message(&first).contains("unknown scenario id `corpus/validation/deep#1-x`"));
 }
+
+#[test]
+fn a_duplicate_id_inside_a_file_drops_only_the_duplicate() {
+    let dir = temp_dir("broken-duplicate-in-file");
+    let member = |id: &str| format!("  - id: {id}\n    rules: [T-001]\n    level: must\n    description: Member {id}.\n    steps: []\n");
+    let family = format!("scenarios:\n{}{}{}", member("dup-a"), member("dup-b"), member("dup-a"));
+    let spec = spec_with(&dir, &[("fam.yaml", family), ("other.yaml", scenario("other-c"))]);
+    let adapter = fake_adapter(&dir);
+    let report = dir.join("report.jsonl");
+    let out = run(&dir, &adapter_args(&adapter, &spec, &report));
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    let report = read_report(&report);
+    for id in ["dup-a", "dup-b", "other-c"] {
+        assert_eq!(report.outcome(id), "PASS", "{id}: {:?}", report.labels());
+    }
+    let file = "spec/scenarios/t/fam.yaml";
+    assert_eq!(report.labels()[file], "ERROR(scenario)", "{:?}", report.labels());
+    let message = report.message(file);
+    assert!(message.contains("fam.yaml:12:") && message.contains("duplicate scenario id \"dup-a\" (first at spec/scenarios/t/fam.yaml:2:"), "{message}");
+}
