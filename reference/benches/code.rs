@@ -6,7 +6,9 @@
 //! calls awaited together; 5 rounds of 2), for the TypeScript runtime, then the same programs in Python
 //! with a `_python` suffix, and `run_code_python_floor_per_run` (ours only: an empty program through
 //! `CodeRuntime::run` directly, no bindings and no tool pipeline — a fresh process's start-up and settlement
-//! alone, so a regression in the fork server shows; 9 rounds of 10). One warm-up run each; the figure is
+//! alone, so a regression in the fork server shows; 9 rounds of 10) — the runs contained as by default —
+//! and `run_code_python_floor_per_run_host_posture` (the same in `PythonIsolation::Host`: the difference is
+//! what the boundary costs a run). One warm-up run each; the figure is
 //! the median round's per-run µs. The
 //! transport call is driven by a current-thread runtime on the bench thread (the runtimes run programs
 //! on their own threads and processes).
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dsh_tools::code::{CodeRunRequest, CodeRuntime, CodeRuntimeLimits, RunSignal};
-use dsh_tools::code::python::PythonRuntime;
+use dsh_tools::code::python::{PythonIsolation, PythonRuntime};
 use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::{ToolExecutionInput, ToolMode, ToolRuntime, ToolsConfig};
 use serde_json::json;
@@ -83,9 +85,9 @@ fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
     bench.figure(&format!("run_code_100_parallel_calls_per_run{suffix}"), parallel, 5, 2);
 }
 
-/// The per-run floor: an empty program, straight to the runtime.
-fn floor(runtime: &PythonRuntime) {
-    if !wanted("run_code_python_floor_per_run") {
+/// The per-run floor: an empty program, straight to the runtime, reported as `figure`.
+fn floor(runtime: &PythonRuntime, figure: &str) {
+    if !wanted(figure) {
         return;
     }
     let Ok(tokio) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
@@ -117,7 +119,7 @@ fn floor(runtime: &PythonRuntime) {
         }
         samples.push(t0.elapsed().as_secs_f64() * 1e6 / n as f64);
     }
-    report("run_code_python_floor_per_run", n, samples);
+    report(figure, n, samples);
 }
 
 /// Whether the figure `name` was asked for: no filter, or a filter argument it contains.
@@ -142,7 +144,11 @@ fn main() {
     }
     match PythonRuntime::new(limits) {
         Ok(py) => {
-            floor(&py);
+            floor(&py, "run_code_python_floor_per_run");
+            // The same floor without the boundary: what containing a run costs.
+            if let Ok(host) = PythonRuntime::with_isolation("python3", limits, PythonIsolation::Host) {
+                floor(&host, "run_code_python_floor_per_run_host_posture");
+            }
             bench(
                 Arc::new(py),
                 "_python",

@@ -2,7 +2,10 @@
 //! functions, or JSON-Schema definitions), show the model their schemas, and run the calls the model
 //! makes through one pipeline: policy hooks, guards, wrappers around the body, output checks,
 //! post-processing and a result log. In **Code Mode** the model instead writes a short TypeScript or
-//! Python program that calls the tools, and the crate runs it in a sandboxed runtime.
+//! Python program that calls the tools, and the crate runs it in a code runtime whose containment is stated
+//! exactly in [the posture table of `code`](code#what-a-program-can-reach): the Python runtime confines each
+//! run (Landlock, seccomp, no capabilities) and refuses to start where the kernel cannot; the TypeScript
+//! runtime has no file, network or process API and runs inside the host process.
 //!
 //! The behaviour follows the TypeScript package `@deepseek-ai/dsh-tools@0.1.0-rc.8`, checked by this
 //! workspace's conformance suite.

@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dsh_tools::code::python::{HEAP_EXIT_MESSAGE, PythonRuntime};
+use dsh_tools::code::python::{HEAP_EXIT_MESSAGE, PythonIsolation, PythonRuntime};
 use dsh_tools::code::{
     BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime,
     CodeRuntimeLimits, RunSignal,
@@ -321,11 +321,15 @@ async fn unbounded_printing_hits_the_output_limit() {
     assert_eq!(error_of(&result), (CodeRunErrorKind::OutputLimit, "outer output exceeded 1000 bytes"));
 }
 
+/// The host posture lets a program start processes; the process group kill at settlement still ends them
+/// (the contained posture refuses to start them at all: `tests/containment_python.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nothing_the_program_spawned_outlives_the_run() {
+async fn in_the_host_posture_nothing_the_program_spawned_outlives_the_run() {
     let program = "import subprocess, os\np = subprocess.Popen(['sleep', '100'])\npid = os.fork()\nif pid == 0:\n    \
                    import time\n    while True:\n        time.sleep(1)\nreturn [p.pid, pid, os.getpid()]";
-    let value = ok_value(run(program).await).unwrap();
+    let rt = PythonRuntime::with_isolation("python3", limits(), PythonIsolation::Host).unwrap();
+    assert_eq!(rt.posture(), PythonIsolation::Host);
+    let value = ok_value(run_with(&rt, program, vec![], RunSignal::new()).await).unwrap();
     let pids: Vec<u64> = value.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(pids.len(), 3);
     for pid in pids {

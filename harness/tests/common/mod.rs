@@ -252,3 +252,8 @@ pub fn short(text: &str) -> String {
     }
     text[..cut].to_owned()
 }
+
+/// Runs the built harness with `args` in the working directory `cwd` (its adapters inherit it).
+pub fn harness_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dsh-harness")).args(args).current_dir(cwd).output().expect("run dsh-harness")
+}

@@ -6,6 +6,24 @@
 //! Backends, each behind a cargo feature (default on): `typescript` (QuickJS through `rquickjs`, programs
 //! type-stripped by `swc_ts_fast_strip`) and `python` (a fresh `python3 -I` subprocess per run).
 //!
+//! # What a program can reach
+//!
+//! Programs are written by a model: hostile input. Each backend's posture, exactly (`PythonIsolation` is
+//! [`python::PythonIsolation`]; the pieces of the Python boundary are listed in its runtime's docs):
+//!
+//! | | TypeScript (`TypeScriptRuntime`) | Python, `PythonIsolation::Contained` (the default) | Python, `PythonIsolation::Host` (opt-in) |
+//! |---|---|---|---|
+//! | where a program runs | QuickJS inside the host process, on a run thread | its own process, forked from the runtime's fork server | its own process, forked likewise |
+//! | host files | none: the runtime offers no file API | read-only, beneath the interpreter's import paths and the system library directories (Landlock); `/dev/null` writable; no other write anywhere | whatever the host's user may read and write |
+//! | network | none: no socket API | no socket at all (seccomp), TCP refused (Landlock) | whatever the host's user may open |
+//! | processes | none: no process API | none can be started (fork, clone, exec refused) | may start them; they are killed with the run's process group at settlement, unless they leave the group |
+//! | other processes | unreachable | cannot signal or ptrace anything outside its own run (Landlock scoping), cannot read other processes' `/proc` | whatever the host's user may signal |
+//! | memory | the heap cap covers QuickJS's heap and what a program makes the host hold (timers, pending calls, logs) | the address-space cap of its one process bounds everything it can start | the cap is per process: children are not bounded together |
+//! | time | busy budget and wall ceiling | CPU budget, wall ceiling (start-up included, a wedged fork server replaced) | the same |
+//! | after the run | nothing of it runs | nothing: killed at settlement; the runs die with their fork server, the fork server with the host, however it dies | children that left the process group may survive |
+//! | not contained | a bug in QuickJS or in the host functions is a bug in the host process (one address space) | kernel bugs reachable through the calls it may make; reading the allowed directories; the metadata (`stat`) of any path; its share of the CPU within its budget | everything in the rows above |
+//! | without kernel support | — | the runtime refuses to be built (Landlock ABI 6 and seccomp filters are required), naming what is missing | runs anyway |
+//!
 //! Spec: RUN-* (the code-runtime rules of `spec/rules/code-run.yaml`).
 
 use std::fmt;
@@ -283,6 +301,14 @@ impl Default for CodeRuntimeLimits {
 pub trait CodeRuntime: Send + Sync + 'static {
     /// The program language (`typescript`, `python`); selects the SDK renderer and the `run_code` flavor.
     fn language(&self) -> &str;
+
+    /// The execution substrate, as a lowercase identifier (upstream's `isolation` descriptor: informational,
+    /// for deployments and diagnostics; the posture table above says what each of ours contains). Ours:
+    /// `in-process` (TypeScript), `contained-process` and `process` (Python, by [`python::PythonIsolation`]).
+    /// A runtime that does not say is `unspecified`.
+    fn isolation(&self) -> &str {
+        "unspecified"
+    }
 
     /// Run one program.
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>>;

@@ -1,6 +1,8 @@
 # The dsh-tools Python code-runtime bootstrap, run as `python3 -I -c <launcher> <this file>` in a fresh
 # process per run, or as `... <this file> --zygote`: a fork server that forks one such fresh process per
-# run, each starting at `_main()` with this module already imported (see `_zygote`). It speaks the frame
+# run, each starting at `_main()` with this module already imported (see `_zygote`). `contain.py` is
+# prepended to it: with `--contain <seccomp programs>` (and the Landlock ruleset as fd 4) each run confines
+# itself before `boot-ack` (`boundary.rs`). It speaks the frame
 # vocabulary of upstream's dsh-code-runtime-python py/protocol.py as JSON lines on fd 3: it reads `boot`
 # (applies RLIMIT_CPU / RLIMIT_AS), answers `boot-ack`, reads `run`, executes the program as the body of
 # `async def __dsh_main__()`, bridges `await tools.name(args)` as `call` / `reply` frames, streams captured
@@ -653,7 +655,11 @@ class _Bound(ast.NodeVisitor):
         pass
 
     def visit_ListComp(self, node):
-        pass
+        # Only an assignment expression's target escapes a comprehension: it binds in the enclosing scope.
+        walrus = _WalrusTargets()
+        walrus.generic_visit(node)
+        for name in walrus.names:
+            self.add(name)
 
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
@@ -686,6 +692,41 @@ class _Bound(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+class _WalrusTargets(ast.NodeVisitor):
+    """Inside a comprehension (nested ones included): the targets of assignment expressions, which bind
+    in the comprehension's enclosing scope. A lambda is a scope of its own."""
+
+    def __init__(self):
+        self.names = []
+
+    def visit_NamedExpr(self, node):
+        if node.target.id not in self.names:
+            self.names.append(node.target.id)
+        self.visit(node.value)
+
+    def visit_Lambda(self, node):
+        pass
+
+
+class _Unannotated(ast.NodeTransformer):
+    """Persistent mode declares every top-level name `global`, and a global name cannot carry an
+    annotation: `x: int = 1` becomes `x = 1` and a bare `x: int` becomes `pass`, as inside the per-call
+    wrapper function, where a local's annotation is never evaluated. Nested scopes are left alone."""
+
+    def visit_AnnAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            return node
+        if node.value is None:
+            return ast.copy_location(ast.Pass(), node)
+        target = ast.Name(id=node.target.id, ctx=ast.Store())
+        return ast.copy_location(ast.Assign(targets=[ast.copy_location(target, node.target)], value=node.value), node)
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
 def _compile(program, program_globals, persistent=False):
     linecache.cache[_PROGRAM_FILE] = (len(program), None, program.splitlines(True), _PROGRAM_FILE)
     tree = ast.parse(program, filename=_PROGRAM_FILE, mode="exec")
@@ -697,6 +738,8 @@ def _compile(program, program_globals, persistent=False):
     if tree.body:
         wrapper.body[0].body = tree.body
     if persistent:
+        tree = ast.fix_missing_locations(_Unannotated().visit(tree))
+        wrapper.body[0].body = tree.body or wrapper.body[0].body
         bound = _Bound()
         for statement in tree.body:
             bound.visit(statement)
@@ -860,6 +903,7 @@ def _main(loop=None):
     none was made ahead)."""
     program_globals = {"__name__": "__main__", "__doc__": None, "__builtins__": builtins}
     persistent = _boot(_read_expected("boot"), program_globals, True)
+    _contain()  # contain.py: before boot-ack, so the program arrives only once the boundary holds
     _send_text('{"type":"boot-ack"}')
     run = _read_expected("run")
 
@@ -905,6 +949,7 @@ def _zygote():
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
 
+    zygote = os.getpid()  # children check it is still their parent once they asked to die with it
     spare = None  # (pid, socket): the spare and the zygote's end of its channel
     spare_failed = False  # the last spare could not be forked: try again after the next request
 
@@ -929,7 +974,7 @@ def _zygote():
         except InterruptedError:
             continue
         if not ready:
-            spare = _fork_spare(control)
+            spare = _fork_spare(control, zygote)
             spare_failed = spare is None
             continue
         if wake_r in ready:
@@ -979,7 +1024,7 @@ def _zygote():
             control.sendall(b"E %s\n" % str(error).replace("\n", " ").encode("utf-8", "replace"))
             continue
         if pid == 0:
-            _forked_child(control, fds)
+            _forked_child(control, fds, zygote)
         try:
             # Also in the child: whichever runs first, the group exists before the host learns the pid.
             os.setpgid(pid, pid)
@@ -990,11 +1035,13 @@ def _zygote():
         control.sendall(b"P %d\n" % pid)
 
 
-def _forked_child(control, fds):
+def _forked_child(control, fds, zygote):
     """A forked child becomes what a fresh `python3 -I` would be before `_main()`: its own process group,
-    default SIGCHLD, stdin the zygote's /dev/null, stdout / stderr / fd 3 the run's, no other descriptor."""
+    default SIGCHLD, stdin the zygote's /dev/null, stdout / stderr / fd 3 the run's, no other descriptor
+    (but the ruleset, fd 4, when contained); it dies with the zygote."""
     import signal
 
+    _die_with_parent(zygote)
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -1004,13 +1051,16 @@ def _forked_child(control, fds):
         os.dup2(out, 1)
         os.dup2(err, 2)
         os.dup2(channel, _FD)
-        os.closerange(_FD + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        _close_above(_FD + 1, _keep_fds())
+        # The loop now, as the spare makes it: the same descriptor layout whichever way a run started.
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
     except BaseException:
         os._exit(_EXIT_HOST_GONE)
-    _start()
+    _start(loop)
 
 
-def _fork_spare(control):
+def _fork_spare(control, zygote):
     """Fork the spare (see `_zygote`): its pid and the zygote's end of its channel, or None when it cannot
     be forked."""
     import socket
@@ -1027,7 +1077,7 @@ def _fork_spare(control):
         return None
     if pid == 0:
         ours.close()
-        _spare_child(control, theirs)
+        _spare_child(control, theirs, zygote)
     try:
         os.setpgid(pid, pid)  # also in the child, as for any child
     except OSError:
@@ -1036,7 +1086,7 @@ def _fork_spare(control):
     return pid, ours
 
 
-def _spare_child(control, channel):
+def _spare_child(control, channel, zygote):
     """The spare: own process group, default SIGCHLD, no descriptor of the zygote's but its channel (fd 3,
     the control socket, is closed at once, so the host sees EOF when the zygote dies); make the event loop;
     then wait for the run's descriptors and go on as any forked child. EOF on the channel (the zygote
@@ -1044,14 +1094,13 @@ def _spare_child(control, channel):
     import signal
     import socket
 
+    _die_with_parent(zygote)
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setpgid(0, 0)
         control.detach()
-        keep = channel.fileno()
-        os.closerange(_FD, keep)
-        os.closerange(keep + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        _close_above(_FD, (channel.fileno(), *_keep_fds()))
         os.dup2(0, _FD)  # hold fd 3 (for the run's channel) so the loop's descriptors land elsewhere
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
@@ -1084,7 +1133,6 @@ def _start(loop=None):
     os._exit(0)
 
 
-if sys.argv[1:] == ["--zygote"]:
-    del sys.argv[1:]
+if _parse_arguments(sys.argv):
     _zygote()
 _start()

@@ -16,6 +16,16 @@
 //! directly (`os.write`, child processes) are captured as stray logs after the program's own, like
 //! upstream's `strayLogs`.
 //!
+//! Posture ([`PythonIsolation`], chosen with [`PythonRuntime::with_isolation`], read back with [`PythonRuntime::posture`]): by default every run
+//! confines itself before it receives its program (`boundary.rs`, `contain.py`): a Landlock domain
+//! (read-only beneath the interpreter's import paths and the system libraries, no TCP, signals and
+//! abstract sockets scoped to the run), a seccomp filter (no new process, no socket, no leaving its
+//! process group, no memory outside the address-space cap, no administrative calls), no capabilities,
+//! `no_new_privs`, and death with its fork server, which dies with the host. A program's refused call
+//! fails as the call would (`PermissionError: [Errno 1] Operation not permitted`, `[Errno 13] Permission
+//! denied`). On a kernel without Landlock ABI 6 or seccomp filters the runtime refuses to be built;
+//! [`PythonIsolation::Host`] is the explicit choice to run without the boundary.
+//!
 //! Decisions (documented for scenarios):
 //! - An exception's message is the text CPython prints for it uncaught, without the bootstrap's frames and
 //!   without a trailing newline: `Traceback (most recent call last):\n  File "<program>", line N, in
@@ -50,16 +60,21 @@
 //! `validateBindings`); CDM-036..CDM-041 (persistent environments: `code/retention.rs`, the bootstrap's
 //! `global` declaration of a program's top-level names).
 
-// Contributors — files: `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
+// Contributors — files: `boundary.rs` (the contained posture: Landlock ruleset, seccomp programs, the
+// kernel checks that fail closed), `contain.py` (the child side of it, prepended to the bootstrap),
+// `frames.rs` (the frame vocabulary, hostile-frame validation), `json.rs` (the
 // iterative raw-token JSON reader and writer), `process.rs` (spawn, fd 3, process group, CPU time),
-// `zygote.rs` (the fork server and its control socket), `run.rs` (one run driven to settlement: budgets,
+// `zygote.rs` (the fork server and its control socket), `worker.rs` (a run's child as the host holds it:
+// bounded start, the counted outbox, stray pipes), `run.rs` (one run driven to settlement: budgets,
 // abort, bindings, logs), the shared `code/ledger.rs` (the combined output ledger), `bootstrap.py` (the
 // child side, and the fork server's loop).
 
+mod boundary;
 mod frames;
 mod json;
 mod process;
 mod run;
+mod worker;
 mod zygote;
 
 use std::collections::HashMap;
@@ -76,6 +91,7 @@ use super::{
 };
 use crate::callback::BoxFuture;
 
+pub use boundary::PythonIsolation;
 pub use super::ledger::{OutputLedger, json_string_bytes_up_to, json_value_bytes_up_to, truncate_json_string_bytes};
 
 /// The `worker-exit` message of a run that exhausted the heap cap (an uncaught `MemoryError`): the
@@ -104,7 +120,7 @@ struct Inner {
     zygote: Arc<zygote::Zygote>,
     limits: CodeRuntimeLimits,
     disposed: CancellationToken,
-    retained: Retained<run::Worker>,
+    retained: Retained<worker::Worker>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -121,17 +137,39 @@ impl Drop for Inner {
 
 impl PythonRuntime {
     /// A runtime using `python3` from `PATH`, resolved once to the real interpreter's absolute path
-    /// (`sys.executable`, so a pyenv shim is not run per start). Rejects invalid limits and a missing
-    /// interpreter.
+    /// (`sys.executable`, so a pyenv shim is not run per start), in the default posture,
+    /// [`PythonIsolation::Contained`]. Rejects invalid limits, a missing interpreter, and a kernel that
+    /// cannot give the boundary (the error names what is missing).
     pub fn new(limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
         Self::with_interpreter("python3", limits)
     }
 
-    /// A runtime using `interpreter` (a name searched on `PATH`, or a path), resolved like [`Self::new`].
+    /// A runtime using `interpreter` (a name searched on `PATH`, or a path), resolved like [`Self::new`],
+    /// contained like it.
     pub fn with_interpreter(interpreter: impl AsRef<OsStr>, limits: CodeRuntimeLimits) -> Result<Self, CodeRuntimeMisuse> {
+        Self::with_isolation(interpreter, limits, PythonIsolation::Contained)
+    }
+
+    /// A runtime using `interpreter` in the posture `isolation`. [`PythonIsolation::Contained`] fails
+    /// closed: on a kernel without Landlock ABI 6 or seccomp filters this returns an error naming what is
+    /// missing instead of a runtime that runs programs unguarded; [`PythonIsolation::Host`] is the
+    /// explicit choice to run them without a boundary.
+    pub fn with_isolation(
+        interpreter: impl AsRef<OsStr>,
+        limits: CodeRuntimeLimits,
+        isolation: PythonIsolation,
+    ) -> Result<Self, CodeRuntimeMisuse> {
         validate_limits(&limits)?;
         let interpreter = process::resolve_interpreter(interpreter.as_ref()).map_err(|e| misuse(format!("cannot resolve the interpreter: {e}")))?;
-        let zygote = Arc::new(zygote::Zygote::new(interpreter, run::LAUNCHER, run::BOOTSTRAP));
+        let boundary = match isolation {
+            PythonIsolation::Contained => {
+                let mut readable = interpreter.import_paths.clone();
+                readable.push(interpreter.path.clone());
+                Some(boundary::Boundary::build(&readable).map_err(misuse)?)
+            }
+            PythonIsolation::Host => None,
+        };
+        let zygote = Arc::new(zygote::Zygote::new(interpreter, boundary, run::LAUNCHER, run::BOOTSTRAP));
         Ok(Self::sharing(zygote, limits))
     }
 
@@ -156,7 +194,8 @@ impl PythonRuntime {
     /// shares: the names a program binds at its top level (assignments, `def`, `class`, `import`) are
     /// declared `global`, so they are there for the next run. Each run gets its own budgets and output
     /// ledger; the heap cap covers the process's whole life; tasks a program leaves running are cancelled
-    /// when it completes; threads and child processes it started live until the environment is released.
+    /// when it completes; threads (and, in the host posture, child processes) it started live until the
+    /// environment is released.
     #[must_use]
     pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
         self.mode = mode;
@@ -166,6 +205,17 @@ impl PythonRuntime {
     /// The resolved interpreter.
     pub fn interpreter(&self) -> &Path {
         self.inner.zygote.interpreter()
+    }
+
+    /// What a contained run may read, beneath each path (the interpreter's import paths and the system's
+    /// library directories); empty in [`PythonIsolation::Host`], where a run reads what the host's user can.
+    pub fn readable_paths(&self) -> &[std::path::PathBuf] {
+        self.inner.zygote.readable()
+    }
+
+    /// The posture runs start in (shared by the runtimes [`Self::with_limits`] derives).
+    pub fn posture(&self) -> PythonIsolation {
+        if self.inner.zygote.contained() { PythonIsolation::Contained } else { PythonIsolation::Host }
     }
 
     /// The budgets of every run.
@@ -185,6 +235,10 @@ impl PythonRuntime {
 impl CodeRuntime for PythonRuntime {
     fn language(&self) -> &str {
         "python"
+    }
+
+    fn isolation(&self) -> &str {
+        if self.inner.zygote.contained() { "contained-process" } else { "process" }
     }
 
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
@@ -209,7 +263,7 @@ impl CodeRuntime for PythonRuntime {
             let Some(mut turn) = turn else {
                 return Ok(ledger().failure(Vec::new(), CodeRunErrorKind::Abort, ENVIRONMENT_RELEASED.to_owned()));
             };
-            let resident = run::Resident { worker: turn.take(), released: turn.released().clone() };
+            let resident = worker::Resident { worker: turn.take(), released: turn.released().clone() };
             let (result, worker) = run::run(&inner.zygote, inner.limits, &inner.disposed, request, namespaces, Some(resident)).await;
             turn.finish(worker);
             Ok(result)

@@ -99,3 +99,20 @@ async fn per_call_mode_ignores_the_owner() {
     assert_eq!(value(run(&rt, "a", "return 'x' in globals()").await), json!(false));
     assert!(rt.retained().is_empty());
 }
+
+/// Every top-level form per-call mode accepts works in persistent mode and keeps its binding: annotated
+/// assignments (a `global` name cannot be annotated, so they run as plain assignments), a bare annotation,
+/// and an assignment expression inside a comprehension (it binds in the enclosing, top-level scope).
+#[tokio::test]
+async fn annotated_names_and_comprehension_walrus_targets_are_kept() {
+    let rt = runtime(CodeExecutionMode::PersistentInMemory, 20_000.0);
+    let first = "x: int = 1\ny: list[int]\nnames: dict[str, int] = {'a': 1}\n\
+                 squares = [last := n * n for n in range(4)]\nclass C:\n    field: int = 7\n\
+                 def f(a: int) -> int:\n    local: int = a\n    return local\nreturn [x, squares, last, C.field, f(5)]";
+    assert_eq!(value(run(&rt, "o", first).await), json!([1, [0, 1, 4, 9], 9, 7, 5]));
+    let second = "x += 1\nreturn [x, names, last, C.__annotations__ == {'field': int}, f(6)]";
+    assert_eq!(value(run(&rt, "o", second).await), json!([2, {"a": 1}, 9, true, 6]));
+    // The same programs per call, for comparison: accepted there too.
+    let per_call = runtime(CodeExecutionMode::PerCall, 20_000.0);
+    assert_eq!(value(run(&per_call, "o", first).await), json!([1, [0, 1, 4, 9], 9, 7, 5]));
+}

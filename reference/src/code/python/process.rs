@@ -1,5 +1,5 @@
 //! The Python child process: interpreter resolution (once, to an absolute path, so no pyenv shim runs per
-//! start), spawning `python3 -I` in its own process group with one end of a `UnixStream` pair as fd 3
+//! start, with the import paths the contained posture opens for reading), spawning `python3 -I` in its own process group with one end of a `UnixStream` pair as fd 3
 //! (the direct path; `zygote.rs` forks the same child from a fork server), the [`Leader`] a run waits on
 //! whichever way it started, killing the whole group at settlement and on drop, and reading the child's CPU
 //! time for the busy budget.
@@ -19,26 +19,38 @@ use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::boundary::{Boundary, EXIT_BOUNDARY, RULESET_FD};
+
 /// The protocol fd from the child's perspective (upstream `PROTOCOL_FD`).
 pub(super) const PROTOCOL_FD: i32 = 3;
 
-/// Resolve `program` (a name searched on `PATH`, or a path) to the absolute path of the real interpreter
-/// by asking it for `sys.executable`, once per process and name (a success is cached: starting an
-/// interpreter to ask costs as much as a run). The bootstrap needs Python 3.10 or later.
-pub(super) fn resolve_interpreter(program: &OsStr) -> Result<PathBuf, String> {
-    static RESOLVED: Mutex<Vec<(OsString, PathBuf)>> = Mutex::new(Vec::new());
-    let cached = RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(name, _)| name == program).map(|(_, p)| p.clone());
-    if let Some(path) = cached {
-        return Ok(path);
-    }
-    let path = ask_interpreter(program)?;
-    RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).push((program.to_owned(), path.clone()));
-    Ok(path)
+/// A resolved interpreter: the real executable, and the directories its imports read from (`sys.path`,
+/// which the contained posture's Landlock ruleset opens for reading).
+#[derive(Clone, Debug)]
+pub(super) struct Interpreter {
+    pub path: PathBuf,
+    pub import_paths: Vec<PathBuf>,
 }
 
-fn ask_interpreter(program: &OsStr) -> Result<PathBuf, String> {
+/// Resolve `program` (a name searched on `PATH`, or a path) to the absolute path of the real interpreter
+/// by asking it for `sys.executable` (and its `sys.path`), once per process and name (a success is cached:
+/// starting an interpreter to ask costs as much as a run). The bootstrap needs Python 3.10 or later.
+pub(super) fn resolve_interpreter(program: &OsStr) -> Result<Interpreter, String> {
+    static RESOLVED: Mutex<Vec<(OsString, Interpreter)>> = Mutex::new(Vec::new());
+    let cached = RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(name, _)| name == program).map(|(_, p)| p.clone());
+    if let Some(interpreter) = cached {
+        return Ok(interpreter);
+    }
+    let interpreter = ask_interpreter(program)?;
+    RESOLVED.lock().unwrap_or_else(|p| p.into_inner()).push((program.to_owned(), interpreter.clone()));
+    Ok(interpreter)
+}
+
+fn ask_interpreter(program: &OsStr) -> Result<Interpreter, String> {
+    let ask = "import sys, json, os; sys.stdout.write(json.dumps([sys.executable, os.path.dirname(os.__file__), *sys.path]) \
+               if sys.version_info >= (3, 10) else '')";
     let output = std::process::Command::new(program)
-        .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable if sys.version_info >= (3, 10) else '')"])
+        .args(["-I", "-c", ask])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -46,14 +58,18 @@ fn ask_interpreter(program: &OsStr) -> Result<PathBuf, String> {
     if !output.status.success() {
         return Err(format!("{} -I -c ... exited with {}", program.to_string_lossy(), output.status));
     }
-    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim().to_owned());
-    if path.as_os_str().is_empty() {
+    if output.stdout.is_empty() {
         return Err(format!("{} is older than Python 3.10", program.to_string_lossy()));
     }
+    let answer: Vec<String> = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("{} answered no usable sys.executable: {e}", program.to_string_lossy()))?;
+    let mut answer = answer.into_iter().map(PathBuf::from);
+    let path = answer.next().unwrap_or_default();
     if !path.is_absolute() || !path.is_file() {
         return Err(format!("{} reported no usable sys.executable ({})", program.to_string_lossy(), path.display()));
     }
-    Ok(path)
+    let import_paths = answer.filter(|p| p.is_absolute()).collect();
+    Ok(Interpreter { path, import_paths })
 }
 
 /// A child's stdout or stderr, read end.
@@ -99,12 +115,13 @@ impl Leader {
 }
 
 /// Spawn `interpreter -I -c <launcher> <bootstrap>` with an empty environment, stdin closed, stdout and
-/// stderr piped, fd 3 connected to the returned channel, as the leader of a new process group.
-pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::Result<Spawned> {
+/// stderr piped, fd 3 connected to the returned channel, as the leader of a new process group (and, with a
+/// `boundary`, the ruleset as fd 4 and `--contain`: the bootstrap confines itself before its program).
+pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str, boundary: Option<&Boundary>) -> io::Result<Spawned> {
     let (host, child_end) = std::os::unix::net::UnixStream::pair()?;
     let child_fd: OwnedFd = child_end.into();
     let raw = child_fd.as_raw_fd();
-    let mut command = Command::from(interpreter_command(interpreter, launcher, bootstrap, raw));
+    let mut command = Command::from(interpreter_command(interpreter, launcher, bootstrap, raw, boundary));
     command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     let spawned = command.spawn();
     drop(child_fd); // the child holds its own copy; ours must close so EOF means the child is gone
@@ -119,36 +136,59 @@ pub(super) fn spawn(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::
     Ok(Spawned { child: Leader::Spawned(child), group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
 }
 
-/// `interpreter -I -c <launcher> <bootstrap>` with an empty environment and stdin closed, as the leader of
-/// a new process group, with `fd` as its fd 3 ([`protocol_fd_hook`]): the command both the direct spawn
-/// and the fork server (`zygote.rs`) start; each caller sets stdout and stderr.
-pub(super) fn interpreter_command(interpreter: &Path, launcher: &str, bootstrap: &str, fd: i32) -> std::process::Command {
+/// `interpreter -I -c <launcher> <bootstrap> [--contain <filters>]` with an empty environment and stdin
+/// closed, as the leader of a new process group, with `fd` as its fd 3 and the boundary's ruleset as its
+/// fd 4 ([`descriptor_hook`]), killed when the thread that spawns it ends (`PR_SET_PDEATHSIG`): the
+/// command both the direct spawn and the fork server (`zygote.rs`) start; each caller sets stdout and
+/// stderr.
+pub(super) fn interpreter_command(
+    interpreter: &Path,
+    launcher: &str,
+    bootstrap: &str,
+    fd: i32,
+    boundary: Option<&Boundary>,
+) -> std::process::Command {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new(interpreter);
-    command.arg("-I").arg("-c").arg(launcher).arg(bootstrap).env_clear().stdin(Stdio::null()).process_group(0);
-    // SAFETY: see `protocol_fd_hook`: the hook runs between fork and exec and only calls `dup2` / `fcntl`.
+    command.arg("-I").arg("-c").arg(launcher).arg(bootstrap);
+    if let Some(boundary) = boundary {
+        command.arg("--contain").arg(boundary.filters_hex());
+    }
+    command.env_clear().stdin(Stdio::null()).process_group(0);
+    let ruleset = boundary.map(|b| b.ruleset().as_raw_fd());
+    // SAFETY: see `descriptor_hook`: the hook runs between fork and exec and only calls `fcntl`, `dup2`,
+    // `prctl` and `getppid`.
     #[allow(unsafe_code)]
     unsafe {
-        command.pre_exec(protocol_fd_hook(fd));
+        command.pre_exec(descriptor_hook(fd, ruleset, std::process::id()));
     }
     command
 }
 
-/// A `pre_exec` hook making `fd` the child's fd 3 (inheritable) between fork and exec. The closure calls
-/// only `dup2` and `fcntl`, which are async-signal-safe; it touches no memory shared with the parent and
-/// allocates nothing. `fd` must stay open in the parent until the spawn returns (the child got a copy).
-fn protocol_fd_hook(fd: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
+/// A `pre_exec` hook making `fd` the child's fd 3 and `ruleset` its fd 4 (both inheritable), and asking
+/// for `SIGKILL` when the spawning thread ends (an already-dead `parent` ends the child at once). The
+/// closure calls only `fcntl`, `dup2`, `prctl`, `getppid` and `_exit`, which are async-signal-safe; it
+/// touches no memory shared with the parent and allocates nothing. The descriptors must stay open in the
+/// parent until the spawn returns (the child got copies).
+fn descriptor_hook(fd: i32, ruleset: Option<i32>, parent: u32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     #[allow(unsafe_code)]
     move || {
-        // SAFETY: two integer-argument syscalls on descriptors this (forked) process holds.
+        // SAFETY: integer-argument syscalls on descriptors this (forked) process holds.
         unsafe {
-            if fd == PROTOCOL_FD {
-                let flags = libc::fcntl(fd, libc::F_GETFD);
-                if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            } else if libc::dup2(fd, PROTOCOL_FD) < 0 {
+            // Both copied above the targets first, so neither dup2 overwrites the other's source.
+            let protocol = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+            let copy = ruleset.map_or(-1, |ruleset| libc::fcntl(ruleset, libc::F_DUPFD_CLOEXEC, 10));
+            if protocol < 0 || (ruleset.is_some() && copy < 0) {
                 return Err(io::Error::last_os_error());
+            }
+            if libc::dup2(protocol, PROTOCOL_FD) < 0 || (ruleset.is_some() && libc::dup2(copy, RULESET_FD) < 0) {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(EXIT_BOUNDARY);
             }
         }
         Ok(())
@@ -167,11 +207,13 @@ impl GroupGuard {
         Self { pgid }
     }
 
-    /// SIGKILL every process of the group (idempotent; a vanished group is fine).
+    /// SIGKILL every process of the group, and its leader by pid in case it left the group (which the
+    /// contained posture refuses; the host posture cannot) — idempotent; a vanished group is fine.
     pub fn kill(&self) {
         if self.pgid > 1 {
             // The group id stays reserved while any member (even a zombie leader) exists.
             let _ = nix_killpg(self.pgid, libc::SIGKILL);
+            let _ = nix_kill(self.pgid, libc::SIGKILL);
         }
     }
 
@@ -213,6 +255,13 @@ impl Drop for GroupGuard {
 pub(super) fn nix_killpg(pgid: i32, signal: i32) -> i32 {
     // SAFETY: killpg takes two integers and touches no memory of this process.
     unsafe { libc::killpg(pgid, signal) }
+}
+
+/// `kill(2)` of one process, for the leader of a group that may have left it.
+#[allow(unsafe_code)]
+pub(super) fn nix_kill(pid: i32, signal: i32) -> i32 {
+    // SAFETY: kill takes two integers and touches no memory of this process.
+    unsafe { libc::kill(pid, signal) }
 }
 
 /// Clock ticks per second of `/proc/<pid>/stat` times: Linux's `USER_HZ`, fixed at 100 in its ABI.

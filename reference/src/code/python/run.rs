@@ -1,5 +1,5 @@
 //! One Python run driven to settlement (the host half of the protocol, upstream worker-thread
-//! `execute()`'s shape): spawn, `boot` → `boot-ack` → `run`, then one loop over fd-3 frames, binding
+//! `execute()`'s shape): start (`worker.rs`), `boot` → `boot-ack` → `run`, then one loop over fd-3 frames, binding
 //! completions, stray stdout/stderr, the busy-time poll, the wall ceiling, the abort signal and disposal.
 //! The first terminal event settles the run: the process group is killed, in-flight bindings are aborted
 //! and awaited, the pipes drained (stray output still counts, as upstream's drain does), the leader reaped,
@@ -8,12 +8,14 @@
 //! Spec: RUN-007, RUN-022, RUN-023, RUN-027, RUN-028, RUN-029, RUN-031, RUN-032, RUN-041, RUN-051.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -21,8 +23,10 @@ use tokio_util::sync::CancellationToken;
 use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
 use super::json;
 use crate::code::ledger::OutputLedger;
-use super::process::{self, GroupGuard, Leader, Pipe};
+use super::process::{self, Leader};
+use super::worker::{Resident, Worker, next_ready, next_stray, start_bounded};
 use super::zygote::Zygote;
+use super::boundary::EXIT_BOUNDARY;
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::callback::{BoxFuture, Contained};
 use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
@@ -32,9 +36,12 @@ use crate::value::js_number_string;
 /// so its frames can be told apart from the program's in tracebacks.
 pub(super) const LAUNCHER: &str = "import sys;exec(compile(sys.argv.pop(1),'<dsh-bootstrap>','exec'))";
 /// The child side.
-pub(super) const BOOTSTRAP: &str = include_str!("bootstrap.py");
+pub(super) const BOOTSTRAP: &str = concat!(include_str!("contain.py"), include_str!("bootstrap.py"));
 /// Bootstrap exit statuses (see `bootstrap.py`).
 const EXIT_HEAP: i32 = 86;
+/// The `worker-exit` message of a run whose process could not confine itself (`contain.py`): it ran no
+/// program.
+const BOUNDARY_EXIT_MESSAGE: &str = "worker error: the run could not apply its boundary (Landlock, seccomp, capabilities); no program ran";
 /// Spare inbox room made before each read of fd 3.
 const READ_CHUNK: usize = 1 << 18;
 /// How often the child's CPU time is sampled at most (upstream `ELU_POLL_INTERVAL_MS`).
@@ -43,8 +50,6 @@ const CPU_POLL: Duration = Duration::from_millis(25);
 const GROUP_EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long settlement waits for the pipes to reach EOF after the kill (a setsid grandchild may hold them).
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
-/// How long a persistent run's settlement waits for more stray output already on its way.
-const READY_GRACE: Duration = Duration::from_millis(2);
 
 /// How a run settles; the result is built after the drain, so late stray output still counts.
 enum Finish {
@@ -52,52 +57,6 @@ enum Finish {
     Failure(CodeRunErrorKind, String),
     /// The output ledger overflowed; the text that did not fit (if any) is appended to the logs.
     Limit(Option<String>),
-}
-
-/// A live child: its process group, its fd-3 channel, its pipes. A persistent environment keeps one for
-/// its owner's next run; dropping it kills the whole group.
-pub(super) struct Worker {
-    child: Leader,
-    group: GroupGuard,
-    reader: tokio::net::unix::OwnedReadHalf,
-    outbox: mpsc::UnboundedSender<Vec<u8>>,
-    writer: tokio::task::JoinHandle<()>,
-    stdout: Option<Stray<Pipe>>,
-    stderr: Option<Stray<Pipe>>,
-    /// fd-3 bytes read but not yet consumed as frames.
-    inbox: Vec<u8>,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.group.kill();
-        self.writer.abort();
-    }
-}
-
-impl Worker {
-    /// A fresh child forked by the zygote (spawned directly when it cannot fork), for a per-call run and
-    /// for a persistent environment's first run alike.
-    async fn start(zygote: &Zygote) -> std::io::Result<Self> {
-        let spawned = zygote.start().await?;
-        let process::Spawned { child, group, channel, stdout, stderr } = spawned;
-        let (reader, mut writer) = channel.into_split();
-        let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            while let Some(frame) = outbox_rx.recv().await {
-                if writer.write_all(&frame).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Self { child, group, reader, outbox, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
-    }
-}
-
-/// A persistent run's environment: the owner's worker (`None`: start one) and its release token.
-pub(super) struct Resident {
-    pub(super) worker: Option<Worker>,
-    pub(super) released: CancellationToken,
 }
 
 /// Run one validated request to settlement: in a fresh process (per-call), or in the owner's resident
@@ -119,14 +78,14 @@ pub(super) async fn run(
     if request.signal.aborted() {
         return (ledger.failure(Vec::new(), CodeRunErrorKind::Abort, request.signal.reason()), existing);
     }
+    let requested = Instant::now();
     let mut worker = match existing {
         Some(worker) => worker,
-        None => match Worker::start(zygote).await {
+        // Starting is bounded by the wall ceiling, the abort signal and disposal like the run itself: a
+        // fork server that does not answer cannot hold a run past them.
+        None => match start_bounded(zygote, limits, disposed, &request, requested).await {
             Ok(worker) => worker,
-            Err(e) => {
-                let message = format!("worker error: cannot start {}: {e}", zygote.interpreter().display());
-                return (ledger.failure(Vec::new(), CodeRunErrorKind::WorkerExit, message), None);
-            }
+            Err((kind, message)) => return (ledger.failure(Vec::new(), kind, message), None),
         },
     };
     let boot_namespaces: Vec<BootNamespace<'_>> = namespaces
@@ -138,14 +97,16 @@ pub(super) async fn run(
         })
         .collect();
     let cpu_seconds = (limits.compute_ms / 1000.0).ceil().clamp(1.0, 1e9) as u64 + 1;
-    let _ = worker.outbox.send(frames::boot_frame(
+    let boot = frames::boot_frame(
         cpu_seconds,
         limits.max_heap_bytes,
         limits.max_output_bytes,
         limits.max_output_bytes,
         &boot_namespaces,
         persistent,
-    ));
+    );
+    worker.queued.fetch_add(boot.len() as u64, Ordering::Relaxed);
+    let _ = worker.outbox.send(boot);
     drop(boot_namespaces);
 
     let mut driver = Driver {
@@ -159,14 +120,16 @@ pub(super) async fn run(
         answered: HashSet::new(),
         calls: FuturesUnordered::new(),
         outbox: worker.outbox.clone(),
+        queued: Arc::clone(&worker.queued),
         pending_run: Some(frames::run_frame(&request.program)),
         booted: false,
         persistent,
         completed: false,
         cpu_baseline_ms: 0.0,
         frame_cap: frames::max_frame_bytes(limits.max_output_bytes),
+        pending_bytes: 0,
     };
-    let finish = driver.drive(&mut worker, &request, disposed, released.as_ref()).await;
+    let finish = driver.drive(&mut worker, &request, disposed, released.as_ref(), requested).await;
     // Dropping the pending binding futures is what aborting their tasks did: the bridge still drains the
     // sub-calls it started.
     driver.calls.clear();
@@ -215,16 +178,16 @@ pub(super) async fn run(
     (driver.result(finish), None)
 }
 
-/// Stray output already waiting in an open pipe (a persistent run's settlement reads what is there, and
-/// waits for no more).
-async fn next_ready<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
-    let stray = pipe.as_mut()?;
-    tokio::time::timeout(READY_GRACE, stray.next()).await.ok().flatten()
-}
-
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it
 /// panicked, with the panic's message).
-type CallOutcome = (f64, Result<Result<Value, String>, String>);
+type CallOutcome = (f64, u64, Result<Result<Value, String>, String>);
+
+/// What one pending binding call is charged against the heap cap: its `call` frame's length four times
+/// over (the parsed arguments as host values, and the future that holds them) plus a fixed overhead. A
+/// program that starts calls without awaiting them makes the host hold them; the cap bounds that too.
+fn pending_call_charge(frame_len: usize) -> u64 {
+    (frame_len as u64).saturating_mul(4).saturating_add(1024)
+}
 
 /// The state of one run between spawn and settlement.
 struct Driver {
@@ -244,6 +207,7 @@ struct Driver {
     /// would race each other to the reply.
     calls: FuturesUnordered<BoxFuture<'static, CallOutcome>>,
     outbox: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<AtomicU64>,
     /// The `run` frame, sent once `boot-ack` arrives.
     pending_run: Option<Vec<u8>>,
     booted: bool,
@@ -253,6 +217,8 @@ struct Driver {
     completed: bool,
     cpu_baseline_ms: f64,
     frame_cap: usize,
+    /// What the pending binding calls are charged against the heap cap.
+    pending_bytes: u64,
 }
 
 impl Driver {
@@ -262,11 +228,13 @@ impl Driver {
         request: &CodeRunRequest,
         disposed: &CancellationToken,
         released: Option<&CancellationToken>,
+        requested: Instant,
     ) -> Finish {
         let Worker { child, reader, stdout, stderr, inbox, .. } = worker;
+        // The wall ceiling counts from the request for a process (start-up included); the CPU poll from now.
         let start = Instant::now();
         let wall = Duration::try_from_secs_f64(self.limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
-        let wall_deadline = start.checked_add(wall).unwrap_or_else(|| start + Duration::from_secs(86_400 * 365));
+        let wall_deadline = requested.checked_add(wall).unwrap_or_else(|| requested + Duration::from_secs(86_400 * 365));
         let mut scanned = 0usize;
         // Made once and polled again on every turn (a select over fresh futures registered two timers and
         // three cancellation waiters per binding call).
@@ -307,7 +275,9 @@ impl Driver {
                     cpu_poll.as_mut().reset(Instant::now() + remaining.min(CPU_POLL));
                 }
                 Some(settled) = self.calls.next(), if !self.calls.is_empty() => {
-                    self.on_call_settled(settled);
+                    if let Some(finish) = self.on_call_settled(settled) {
+                        return finish;
+                    }
                 }
                 read = reader.read_buf(inbox) => {
                     let n: usize = read.unwrap_or_default();
@@ -368,7 +338,7 @@ impl Driver {
                     self.booted = true;
                     self.cpu_baseline_ms = process::cpu_time_ms(self.pid).unwrap_or(0.0);
                     if let Some(run) = self.pending_run.take() {
-                        let _ = self.outbox.send(run);
+                        self.queue(run);
                     }
                     None
                 }
@@ -384,10 +354,7 @@ impl Driver {
             ChildFrame::Log { text, truncated: false } => {
                 self.ledger.admit(text, &mut self.logs).err().map(|text| Finish::Limit(Some(text)))
             }
-            ChildFrame::Call { id, global, name, args } => {
-                self.on_call(id, &global, &name, args);
-                None
-            }
+            ChildFrame::Call { id, global, name, args } => self.on_call(id, &global, &name, args, line.len()),
             ChildFrame::Done { error: Some((kind, message)), value } => {
                 if let DoneValue::Value(v) = value {
                     crate::value::dismantle(v);
@@ -408,29 +375,39 @@ impl Driver {
         }
     }
 
-    /// A `call` frame: answered at most once per id, like upstream's host.
-    fn on_call(&mut self, id: f64, global: &str, name: &str, args: Value) {
+    /// A `call` frame: answered at most once per id, like upstream's host. The calls pending at once are
+    /// bounded by the heap cap (`pending_call_charge`): past it the run ends as the heap cap ends it.
+    fn on_call(&mut self, id: f64, global: &str, name: &str, args: Value, frame_len: usize) -> Option<Finish> {
         // Ids are JavaScript numbers (finite, never -0), so their bits identify them.
         if !self.answered.insert(id.to_bits()) {
             crate::value::dismantle(args);
-            return;
+            return None;
+        }
+        let charge = pending_call_charge(frame_len);
+        self.pending_bytes = self.pending_bytes.saturating_add(charge);
+        if self.host_held() > self.limits.max_heap_bytes {
+            crate::value::dismantle(args);
+            return Some(Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()));
         }
         let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.functions.get(name)).cloned();
         let Some(function) = function else {
             crate::value::dismantle(args);
             let label = json::json_string(&format!("{global}.{name}"));
-            let _ = self.outbox.send(frames::reply_err_frame(id, &format!("unknown binding {label}")));
-            return;
+            self.queue(frames::reply_err_frame(id, &format!("unknown binding {label}")));
+            self.pending_bytes -= charge;
+            return None;
         };
         // Call the binding here, in frame order: its synchronous part submits the call (the run_code bridge
         // queues it at once, like upstream's async binding before its first await). Calling it inside the
         // spawned task would let the multi-threaded scheduler reorder submissions, or settle the run first.
         let pending = Contained(function(Some(args)));
-        self.calls.push(Box::pin(async move { (id, pending.await) }));
+        self.calls.push(Box::pin(async move { (id, charge, pending.await) }));
+        None
     }
 
     /// A binding settled: reply, unless the run already settled (then this is never reached).
-    fn on_call_settled(&mut self, (id, outcome): CallOutcome) {
+    fn on_call_settled(&mut self, (id, charge, outcome): CallOutcome) -> Option<Finish> {
+        self.pending_bytes = self.pending_bytes.saturating_sub(charge);
         let frame = match outcome {
             Ok(Ok(value)) => {
                 let frame = frames::reply_ok_frame(id, &value)
@@ -440,7 +417,22 @@ impl Driver {
             }
             Ok(Err(message)) | Err(message) => frames::reply_err_frame(id, &message),
         };
-        let _ = self.outbox.send(frame);
+        self.queue(frame);
+        (self.host_held() > self.limits.max_heap_bytes).then(|| Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()))
+    }
+
+    /// Queue a frame for the child, counted until it is written.
+    fn queue(&self, frame: Vec<u8>) {
+        self.queued.fetch_add(frame.len() as u64, Ordering::Relaxed);
+        if self.outbox.send(frame).is_err() {
+            // The writer is gone (the child closed fd 3): nothing will be written, nothing is held.
+            self.queued.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// What the program makes the host hold: pending binding calls and replies it has not read.
+    fn host_held(&self) -> u64 {
+        self.pending_bytes.saturating_add(self.queued.load(Ordering::Relaxed))
     }
 
     /// Stray fd 1/2 output: one log entry per chunk; an overflow is terminal and overrides everything.
@@ -464,6 +456,9 @@ impl Driver {
         let message = match status {
             Ok(Ok(status)) => match (status.code(), status.signal()) {
                 (Some(EXIT_HEAP), _) => return Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
+                (Some(EXIT_BOUNDARY), _) if !self.booted => {
+                    return Finish::Failure(CodeRunErrorKind::WorkerExit, BOUNDARY_EXIT_MESSAGE.to_owned());
+                }
                 (Some(code), _) => format!("worker exited with code {code} before completing"),
                 (None, Some(libc::SIGXCPU)) => return self.busy_exhausted(),
                 (None, Some(signal)) => format!("worker exited with signal {} before completing", signal_name(signal)),
@@ -520,45 +515,6 @@ fn signal_name(signal: i32) -> String {
     name.to_owned()
 }
 
-/// A stray-output pipe read as UTF-8 text chunks (an incomplete trailing sequence waits for its rest).
-struct Stray<R> {
-    pipe: R,
-    carry: Vec<u8>,
-    buffer: Vec<u8>,
-}
-
-impl<R: AsyncRead + Unpin> Stray<R> {
-    fn new(pipe: R) -> Self {
-        Self { pipe, carry: Vec::new(), buffer: vec![0; 1 << 16] }
-    }
-
-    /// The next chunk of text, or `None` at EOF (or on a read error).
-    async fn next(&mut self) -> Option<String> {
-        loop {
-            let n = self.pipe.read(&mut self.buffer).await.unwrap_or(0);
-            if n == 0 {
-                if self.carry.is_empty() {
-                    return None;
-                }
-                let rest = std::mem::take(&mut self.carry);
-                return Some(String::from_utf8_lossy(&rest).into_owned());
-            }
-            self.carry.extend_from_slice(&self.buffer[..n]);
-            let valid = match std::str::from_utf8(&self.carry) {
-                Ok(_) => self.carry.len(),
-                Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                Err(_) => self.carry.len(),
-            };
-            if valid == 0 {
-                continue;
-            }
-            let rest = self.carry.split_off(valid);
-            let text = String::from_utf8_lossy(&std::mem::replace(&mut self.carry, rest)).into_owned();
-            return Some(text);
-        }
-    }
-}
-
 /// Resolves when the owner is released; never for a per-call run.
 async fn until_released(released: Option<&CancellationToken>) {
     match released {
@@ -567,10 +523,3 @@ async fn until_released(released: Option<&CancellationToken>) {
     }
 }
 
-/// The next stray chunk of an open pipe; pending forever once the pipe is closed.
-async fn next_stray<R: AsyncRead + Unpin>(pipe: &mut Option<Stray<R>>) -> Option<String> {
-    match pipe.as_mut() {
-        Some(stray) => stray.next().await,
-        None => std::future::pending().await,
-    }
-}

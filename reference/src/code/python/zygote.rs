@@ -17,16 +17,20 @@
 //! own socket; it is reaped and reported (`X`) like any child, which the reader ignores for a pid no `P`
 //! announced.
 //!
-//! Isolation is unchanged: each run is its own process, leader of its own process group (`setpgid` in the
-//! child and in the zygote, before the pid is reported, so the host's `kill(-pgid)` at settlement always
-//! reaches the group); the bootstrap applies `RLIMIT_CPU` / `RLIMIT_AS` from the `boot` frame as before
-//! (the child's CPU time and usage start at zero at fork); stdin is `/dev/null`, stdout / stderr are
-//! pipes and fd 3 a socket pair the host creates per run and passes with `SCM_RIGHTS`; every other
-//! descriptor is closed in the child; the environment is empty. Nothing a program does reaches the zygote
-//! or the next run. What forked children do share is what the zygote had before any program ran: its
-//! imported modules (as a fresh interpreter importing the bootstrap has), its working directory (the
-//! host's when the zygote started), and CPython's string-hash secret (`hash(str)` is the same in every
-//! run one fork server forks; a fresh interpreter draws a new one).
+//! Isolation: each run is its own process, leader of its own process group (`setpgid` in the child and in
+//! the zygote, before the pid is reported, so the host's `kill(-pgid)` at settlement always reaches the
+//! group); the bootstrap applies `RLIMIT_CPU` / `RLIMIT_AS` from the `boot` frame (the child's CPU time
+//! and usage start at zero at fork) and, in the contained posture, the boundary of `boundary.rs` (the
+//! zygote holds the Landlock ruleset as its fd 4 and gets the seccomp programs as `--contain`; it applies
+//! neither to itself, since it must fork); stdin is `/dev/null`, stdout / stderr are pipes and fd 3 a
+//! socket pair the host creates per run and passes with `SCM_RIGHTS`; every other descriptor is closed in
+//! the child; the environment is empty. Every child asks for `SIGKILL` at the zygote's death and checks
+//! the zygote is still its parent. Nothing a program does reaches the zygote or the next run: in the
+//! contained posture it can neither signal nor trace them (Landlock scoping). What forked children do
+//! share is what the zygote had before any program ran: its imported modules (as a fresh interpreter
+//! importing the bootstrap has), its working directory (the host's when the zygote started), and
+//! CPython's string-hash secret (`hash(str)` is the same in every run one fork server forks; a fresh
+//! interpreter draws a new one).
 //!
 //! Protocol on the control socket (the zygote's fd 3): a request is one byte with three descriptors
 //! attached; the zygote answers, in request order, `P <pid>` or `E <why>`, and reports every child it
@@ -35,7 +39,10 @@
 //!
 //! Lifetime: the zygote ends when the last clone of its runtime, and of every runtime
 //! [`with_limits`](super::PythonRuntime::with_limits) derived from it, is dropped (the control socket is shut down,
-//! the zygote killed and reaped), or on EOF if this process dies. A zygote that died is replaced on the
+//! the zygote killed and reaped), on EOF of its control socket, and by `SIGKILL` when this process dies
+//! however it dies (its parent-death signal, armed by the keeper thread that spawned it); its children die
+//! with it the same way. A request it leaves unanswered for [`FORK_REPLY`] marks it wedged: it is killed
+//! and replaced, and the request falls back to a direct spawn. A zygote that died is replaced on the
 //! next run; a run whose fork fails falls back to spawning its interpreter directly (`process::spawn`),
 //! and only if that fails too does it end as `worker-exit` naming the error. A persistent environment's
 //! process ([`CodeExecutionMode::PersistentInMemory`](crate::code::CodeExecutionMode)) is forked the same
@@ -48,20 +55,27 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufRead, BufReader, IoSlice};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
 
-use super::process::{self, GroupGuard, Leader, Spawned};
+use super::boundary::Boundary;
+use super::process::{self, GroupGuard, Interpreter, Leader, Spawned};
 
 /// A fork reply: the child's pid and where its exit status will arrive, or why the fork failed.
 type Reply = Result<(i32, oneshot::Receiver<i32>), String>;
 
-/// The fork server of one runtime: started lazily, replaced when it died.
+/// How long a fork request may go unanswered before the fork server is taken for wedged: it is killed
+/// (its runs die with it), the request falls back to a direct spawn, and the next request starts a new
+/// one. A fork takes about a millisecond; this is generous for a loaded machine.
+const FORK_REPLY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The fork server of one runtime: started lazily, replaced when it died or stopped answering.
 pub(super) struct Zygote {
-    interpreter: PathBuf,
+    interpreter: Interpreter,
+    boundary: Option<Boundary>,
     launcher: &'static str,
     bootstrap: &'static str,
     live: Mutex<Option<Live>>,
@@ -77,12 +91,15 @@ struct Live {
 /// What the reader thread and the requesters share.
 #[derive(Default)]
 struct Shared {
-    /// Set when the control socket reached EOF or failed: the zygote is gone.
+    /// Set when the control socket reached EOF or failed, or a request went unanswered: the zygote is gone
+    /// (or is to be replaced).
     dead: bool,
     /// Requests sent and not yet answered, oldest first (the zygote answers in order).
-    waiting: VecDeque<oneshot::Sender<Reply>>,
+    waiting: VecDeque<(std::time::Instant, oneshot::Sender<Reply>)>,
     /// Forked children not yet reaped.
     exits: HashMap<i32, oneshot::Sender<i32>>,
+    /// The zygote's pid (killed when a request goes unanswered).
+    zygote: i32,
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -90,22 +107,33 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl Zygote {
-    /// A fork server for `interpreter`, not started yet.
-    pub(super) fn new(interpreter: PathBuf, launcher: &'static str, bootstrap: &'static str) -> Self {
-        Self { interpreter, launcher, bootstrap, live: Mutex::new(None) }
+    /// A fork server for `interpreter`, not started yet; each run it starts confines itself within
+    /// `boundary` (none: the host posture).
+    pub(super) fn new(interpreter: Interpreter, boundary: Option<Boundary>, launcher: &'static str, bootstrap: &'static str) -> Self {
+        Self { interpreter, boundary, launcher, bootstrap, live: Mutex::new(None) }
     }
 
     /// The interpreter runs use.
     pub(super) fn interpreter(&self) -> &Path {
-        &self.interpreter
+        &self.interpreter.path
     }
 
-    /// Start one fresh child for a run: forked by the zygote, or, when the zygote cannot be started or
-    /// cannot fork, spawned directly.
+    /// Whether runs are contained (see `boundary.rs`).
+    pub(super) fn contained(&self) -> bool {
+        self.boundary.is_some()
+    }
+
+    /// What a contained run may read (empty in the host posture, where it reads what the host's user can).
+    pub(super) fn readable(&self) -> &[std::path::PathBuf] {
+        self.boundary.as_ref().map_or(&[], Boundary::read_paths)
+    }
+
+    /// Start one fresh child for a run: forked by the zygote, or, when the zygote cannot be started, cannot
+    /// fork or does not answer within [`FORK_REPLY`], spawned directly.
     pub(super) async fn start(&self) -> io::Result<Spawned> {
         match self.fork().await {
             Ok(spawned) => Ok(spawned),
-            Err(_) => process::spawn(&self.interpreter, self.launcher, self.bootstrap),
+            Err(_) => process::spawn(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref()),
         }
     }
 
@@ -121,9 +149,19 @@ impl Zygote {
         let (stdout, child_stdout) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let (stderr, child_stderr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let fds: [OwnedFd; 3] = [child_channel.into(), child_stdout, child_stderr];
-        let reply = self.request(&fds)?;
+        let (reply, asked) = self.request(&fds)?;
         drop(fds); // the zygote holds its copies now; ours must close so EOF means the child is gone
-        let (pid, exit) = reply.await.map_err(|_| io::Error::other("the fork server ended"))?.map_err(io::Error::other)?;
+        let Ok(answer) = tokio::time::timeout(FORK_REPLY, reply).await else {
+            // Wedged (stopped, starved, swapped out): replace it rather than wait on it forever.
+            let zygote = {
+                let mut shared = lock(&asked);
+                shared.dead = true;
+                shared.zygote
+            };
+            let _ = process::nix_kill(zygote, libc::SIGKILL);
+            return Err(io::Error::other("the fork server did not answer"));
+        };
+        let (pid, exit) = answer.map_err(|_| io::Error::other("the fork server ended"))?.map_err(io::Error::other)?;
         let group = GroupGuard::new(pid);
         host.set_nonblocking(true)?;
         let channel = tokio::net::UnixStream::from_std(host)?;
@@ -134,12 +172,20 @@ impl Zygote {
     }
 
     /// Send one fork request (starting or replacing the zygote first if needed); the reply arrives on the
-    /// returned receiver.
-    fn request(&self, fds: &[OwnedFd; 3]) -> io::Result<oneshot::Receiver<Reply>> {
+    /// returned receiver, and the zygote asked is known by its shared state.
+    fn request(&self, fds: &[OwnedFd; 3]) -> io::Result<(oneshot::Receiver<Reply>, Arc<Mutex<Shared>>)> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(current) = live.as_ref() {
+            // A request older than FORK_REPLY still unanswered: the zygote is wedged, even when the run
+            // that asked stopped waiting (its wall ceiling or abort came first).
+            let mut shared = lock(&current.shared);
+            if shared.waiting.front().is_some_and(|(asked, _)| asked.elapsed() > FORK_REPLY) {
+                shared.dead = true;
+            }
+        }
         if live.as_ref().is_none_or(|l| lock(&l.shared).dead) {
             *live = None; // drops (kills and reaps) a dead zygote
-            *live = Some(Live::start(&self.interpreter, self.launcher, self.bootstrap)?);
+            *live = Some(Live::start(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref())?);
         }
         let Some(current) = live.as_ref() else { return Err(io::Error::other("no fork server")) };
         let (sender, receiver) = oneshot::channel();
@@ -158,20 +204,23 @@ impl Zygote {
             shared.dead = true;
             return Err(io::Error::other(format!("cannot reach the fork server: {e}")));
         }
-        shared.waiting.push_back(sender);
-        Ok(receiver)
+        shared.waiting.push_back((std::time::Instant::now(), sender));
+        Ok((receiver, Arc::clone(&current.shared)))
     }
 }
 
 impl Live {
-    fn start(interpreter: &Path, launcher: &str, bootstrap: &str) -> io::Result<Self> {
+    /// Start the zygote, spawned by the keeper thread so that it dies with this process (its parent-death
+    /// signal follows the thread that spawned it, and the keeper lives as long as the process).
+    fn start(interpreter: &Path, launcher: &str, bootstrap: &str, boundary: Option<&Boundary>) -> io::Result<Self> {
         let (control, zygote_end) = UnixStream::pair()?;
         let zygote_fd: OwnedFd = zygote_end.into();
-        let mut command = process::interpreter_command(interpreter, launcher, bootstrap, zygote_fd.as_raw_fd());
+        let mut command = process::interpreter_command(interpreter, launcher, bootstrap, zygote_fd.as_raw_fd(), boundary);
         command.arg("--zygote").stdout(Stdio::null()).stderr(Stdio::null());
-        let process = command.spawn()?;
+        let process = keeper::spawn(command)?;
         drop(zygote_fd);
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let pid = i32::try_from(process.id()).unwrap_or(0);
+        let shared = Arc::new(Mutex::new(Shared { zygote: pid, ..Shared::default() }));
         let reader = control.try_clone()?;
         let thread_shared = Arc::clone(&shared);
         let started = std::thread::Builder::new().name("dsh-python-zygote".to_owned()).spawn(move || read_replies(reader, &thread_shared));
@@ -214,7 +263,7 @@ fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
                 let (exit, status) = oneshot::channel();
                 let mut guard = lock(shared);
                 guard.exits.insert(pid, exit);
-                let waiter = guard.waiting.pop_front();
+                let waiter = guard.waiting.pop_front().map(|(_, waiter)| waiter);
                 drop(guard);
                 if waiter.is_none_or(|w| w.send(Ok((pid, status))).is_err()) {
                     // Its run is gone (its future was dropped): nobody will settle this child.
@@ -223,7 +272,7 @@ fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
             }
             (Some("E"), why, rest) => {
                 let why = [why, rest].into_iter().flatten().collect::<Vec<_>>().join(" ");
-                if let Some(waiter) = lock(shared).waiting.pop_front() {
+                if let Some((_, waiter)) = lock(shared).waiting.pop_front() {
                     let _ = waiter.send(Err(format!("the fork server cannot fork: {why}")));
                 }
             }
@@ -240,4 +289,39 @@ fn read_replies(control: UnixStream, shared: &Mutex<Shared>) {
     guard.dead = true;
     guard.waiting.clear();
     guard.exits.clear();
+}
+
+/// The keeper: one thread per process, alive until the process exits, that spawns every fork server. A
+/// fork server's parent-death signal (`PR_SET_PDEATHSIG`, set by `process::interpreter_command`) fires
+/// when the thread that spawned it ends; spawned from a runtime's worker or a test's thread it would die
+/// with that thread, killing its runs, while the process and its other runtimes live on.
+mod keeper {
+    use std::io;
+    use std::process::{Child, Command};
+    use std::sync::mpsc::{Sender, SyncSender, channel, sync_channel};
+    use std::sync::{Mutex, OnceLock};
+
+    type Job = (Command, SyncSender<io::Result<Child>>);
+
+    /// Spawn `command` on the keeper thread and hand back the child.
+    pub(super) fn spawn(command: Command) -> io::Result<Child> {
+        static KEEPER: OnceLock<Mutex<Option<Sender<Job>>>> = OnceLock::new();
+        let keeper = KEEPER.get_or_init(|| Mutex::new(start()));
+        let (reply, answer) = sync_channel(1);
+        let sent = keeper.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|jobs| jobs.send((command, reply)));
+        match sent {
+            Some(Ok(())) => answer.recv().unwrap_or_else(|_| Err(io::Error::other("the fork-server keeper thread ended"))),
+            _ => Err(io::Error::other("the fork-server keeper thread could not be started")),
+        }
+    }
+
+    fn start() -> Option<Sender<Job>> {
+        let (jobs, inbox) = channel::<Job>();
+        let started = std::thread::Builder::new().name("dsh-python-keeper".to_owned()).spawn(move || {
+            for (mut command, reply) in inbox {
+                let _ = reply.send(command.spawn());
+            }
+        });
+        started.ok().map(|_| jobs)
+    }
 }

@@ -1,6 +1,7 @@
 //! Tests of per-call runs forked by the fork server (`zygote.rs`): nothing one run sets (a global, a
 //! builtin, a module attribute, an open descriptor) is there in the next; each run is its own process
-//! group under the zygote; concurrent runs get distinct processes; a killed zygote is replaced; no zygote
+//! group under the zygote; concurrent runs get distinct processes; a killed zygote is replaced, a stopped
+//! one bounds the runs waiting on it and is replaced; no zygote
 //! outlives its runtime; the spare the zygote forks ahead serves the next run, clean.
 //!
 //! Spec: RUN-034 (fresh state per run).
@@ -56,7 +57,7 @@ async fn a_run_leaves_no_global_module_attribute_or_descriptor_for_the_next() {
 #[tokio::test]
 async fn each_run_is_a_group_leader_forked_by_the_zygote() {
     let rt = runtime();
-    let report = format!("{SELF_REPORT}return [os.getpid(), os.getppid(), os.getpgid(0), sorted(int(f) for f in os.listdir('/proc/self/fd'))]");
+    let report = format!("{SELF_REPORT}return [os.getpid(), os.getppid(), os.getpgid(0), [f for f in range(256) if is_open(f)]]");
     let seen = value(&rt, &report).await;
     let zygote = rt.inner.zygote.pid().unwrap();
     assert_eq!(seen[1].as_u64(), Some(u64::from(zygote)), "{seen}");
@@ -91,6 +92,47 @@ async fn a_killed_zygote_is_replaced() {
     let new = rt.inner.zygote.pid().unwrap();
     assert_ne!(old, new);
     assert!(!alive(old));
+}
+
+/// A fork server that stops answering (stopped from outside: runs cannot signal it) holds no run past its
+/// wall ceiling or abort, and is replaced once a request has waited `FORK_REPLY`; its runs die with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_zygote_bounds_the_runs_waiting_on_it_and_is_replaced() {
+    use std::time::{Duration, Instant};
+    let rt = runtime();
+    assert_eq!(value(&rt, "return 1").await, json!(1));
+    let old = rt.inner.zygote.pid().unwrap();
+    std::process::Command::new("kill").args(["-STOP", &old.to_string()]).status().unwrap();
+    // Bounded by the wall ceiling.
+    let short = rt.with_limits(CodeRuntimeLimits { max_wall_ms: 800.0, ..rt.limits() }).unwrap();
+    let started = Instant::now();
+    let result = run(&short, "return 1").await;
+    assert_eq!(result.error.map(|e| (e.kind, e.message)), Some((crate::code::CodeRunErrorKind::Timeout, "wall-clock ceiling reached (800ms)".to_owned())));
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    // Bounded by the abort signal.
+    let signal = RunSignal::new();
+    let waiting = tokio::spawn({
+        let (rt, signal) = (rt.clone(), signal.clone());
+        async move { rt.run(CodeRunRequest { program: "return 1".to_owned(), bindings: Vec::new(), signal, state_owner: None }).await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    signal.abort("enough");
+    let aborted = tokio::time::timeout(Duration::from_secs(2), waiting).await.unwrap().unwrap();
+    assert_eq!(aborted.error.map(|e| e.message), Some("enough".to_owned()));
+    // A run with time to spare waits at most FORK_REPLY, then starts anyway; the wedged server is killed.
+    let started = Instant::now();
+    assert_eq!(value(&rt, "return 2").await, json!(2));
+    assert!(started.elapsed() < Duration::from_secs(9), "{:?}", started.elapsed());
+    assert_eq!(value(&rt, "return 3").await, json!(3));
+    let new = rt.inner.zygote.pid().unwrap();
+    assert_ne!(old, new, "the wedged fork server was replaced");
+    for _ in 0..100 {
+        if !alive(old) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(old), "the wedged fork server was killed");
 }
 
 #[tokio::test]
@@ -155,7 +197,7 @@ async fn the_next_run_is_the_spare_forked_ahead_and_starts_clean() {
     }
     assert_eq!(spare.len(), 1, "one spare waits: {spare:?}");
     let report = format!(
-        "{SELF_REPORT}import sys\nreturn [os.getpid(), os.getpgid(0), sorted(int(f) for f in os.listdir('/proc/self/fd')), \
+        "{SELF_REPORT}import sys\nreturn [os.getpid(), os.getpgid(0), [f for f in range(256) if is_open(f)], \
          '__dsh_main__' in globals(), [m for m in sys.modules if m.startswith('__main__')]]"
     );
     let seen = value(&rt, &report).await;

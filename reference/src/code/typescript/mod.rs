@@ -207,6 +207,10 @@ impl CodeRuntime for TypeScriptRuntime {
         "typescript"
     }
 
+    fn isolation(&self) -> &str {
+        "in-process"
+    }
+
     fn run(&self, request: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
         let limits = self.limits;
         let owner = request.state_owner.clone().filter(|_| self.mode == CodeExecutionMode::PersistentInMemory);

@@ -1,0 +1,5 @@
+# hostile: fork without end
+# expect: exception: PermissionError
+import os
+while True:
+    os.fork()

@@ -1,0 +1,4 @@
+# hostile: list the host's filesystem
+# expect: exception: PermissionError
+import os
+return os.listdir("/")

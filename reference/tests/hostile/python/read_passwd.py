@@ -1,0 +1,3 @@
+# hostile: read the host's files
+# expect: exception: PermissionError
+return open("/etc/passwd").read()

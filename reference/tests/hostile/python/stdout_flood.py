@@ -1,0 +1,6 @@
+# hostile: flood fd 1 past the output ledger
+# expect: output-limit
+import os
+chunk = b"x" * 65536
+while True:
+    os.write(1, chunk)
