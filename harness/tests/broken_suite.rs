@@ -241,6 +241,19 @@ fn help_lists_the_harness_options() {
     }
 }
 
+#[test]
+fn help_promises_the_filters_the_parser_takes() {
+    let dir = temp_dir("broken-help-filters");
+    let help = run(&dir, &["--help"]);
+    assert!(help.stdout.contains("[OPTIONS] [FILTER] [LIBTEST OPTIONS]") && !help.stdout.contains("FILTER..."), "{}", help.stdout);
+    // One filter is taken; a second is refused, as the help says.
+    let spec = spec_with(&dir, &[("1.yaml", scenario("ok-a"))]);
+    let one = run(&dir, &["--spec", spec.to_str().unwrap(), "--adapter", &fake_adapter(&dir), "--list", "ok"]);
+    assert_eq!(one.status.code(), Some(0), "{}", one.log());
+    let two = run(&dir, &["--spec", spec.to_str().unwrap(), "--adapter", &fake_adapter(&dir), "--list", "ok", "a"]);
+    assert_eq!(two.status.code(), Some(2), "{}", two.log());
+}
+
 /// An exact filter loads only its trial's source (`suite::Sources`): the entries of the sources it leaves
 /// out cannot be checked, and are not called unknown; a typo in the source it loads still is.
 #[test]

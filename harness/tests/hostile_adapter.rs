@@ -342,3 +342,13 @@ fn a_bom_before_the_initialize_answer_is_named() {
     assert_eq!(out.status.code(), Some(2), "{}", out.log());
     assert!(out.stderr.contains("byte order mark (U+FEFF, bytes EF BB BF)") && out.stderr.contains("<BOM>{"), "{}", out.log());
 }
+
+#[test]
+fn a_timeout_names_the_option_that_sets_it() {
+    let dir = temp_dir("hostile-timeout-flag");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-hang")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    assert_eq!(report.outcome("a-hang"), "TIMEOUT");
+    assert!(report.message("a-hang").contains("(--step-timeout)"), "{}", short(report.message("a-hang")));
+}

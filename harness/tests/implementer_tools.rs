@@ -103,3 +103,18 @@ fn explain_names_the_file_line_rules_and_steps() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing).contains("no trial has the id `nope`"), "{}", text(&missing));
 }
+
+#[test]
+fn xfail_trials_are_listed_in_the_console_with_their_reason() {
+    let dir = temp_dir("tools-xfail-console");
+    let spec = spec_with(&dir, &[("a.yaml", scenario("crash-a")), ("b.yaml", scenario("ok-b"))]);
+    let expectations = dir.join("expectations.yaml");
+    std::fs::write(&expectations, "- id: crash-a\n  outcome: CRASH\n  reason: the adapter exits on purpose here\n").unwrap();
+    let args = ["--adapter", &fake_adapter(&dir), "--spec", spec.to_str().unwrap(), "--expectations", expectations.to_str().unwrap()];
+    let out = harness(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("expected failures (XFAIL: failed as the expectations file says): 1 trial(s)"), "{stdout}");
+    assert!(stdout.contains("    crash-a: XFAIL(CRASH"), "{stdout}");
+    assert!(stdout.contains("the adapter exits on purpose here"), "{stdout}");
+}

@@ -22,7 +22,7 @@ dsh-harness: runs the dsh-tools conformance suite and prints a summary; exit sta
 outcome was unexpected (101 when one was, 2 when nothing could be run, 130/143 when interrupted).
 
 USAGE:
-    dsh-harness [OPTIONS] [FILTER...] [LIBTEST OPTIONS]
+    dsh-harness [OPTIONS] [FILTER] [LIBTEST OPTIONS]
     dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
     dsh-harness explain ID [--spec DIR]
 
@@ -48,7 +48,7 @@ SUBCOMMANDS:
     explain ID             print a trial's file and line, its rules (statement, notes), setup and steps
 
 LIBTEST OPTIONS (the usual ones):
-    FILTER                 run only trials whose name contains FILTER (load errors always run)
+    FILTER                 run only trials whose name contains FILTER (one filter; load errors always run)
     --exact                filters match whole names
     --skip FILTER          leave out trials whose name contains FILTER
     --list                 list the trials instead of running them

@@ -320,6 +320,9 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     crate::adapter::kill_all();
     let planned = planned + ctx.extra.load(Ordering::SeqCst);
     ctx.report.footer(planned, started.elapsed());
+    if let Some(xfails) = ctx.report.xfail_summary() {
+        println!("{xfails}");
+    }
     println!("{}", ctx.report.summary(planned, &implementation));
     if let Some(path) = &opts.update_expectations {
         match expectations::rewrite(path, opts.expectations.as_deref(), &ctx.report.kept_trials()) {

@@ -217,7 +217,7 @@ pub fn subject_error(error: SubjectError, step: &str) -> Verdict {
         SubjectError::Timeout { method, waited } => Verdict::new(
             OutcomeName::Timeout,
             Some(step),
-            format!("{step}: `{method}` got no answer within {:.1} s", waited.as_secs_f64()),
+            format!("{step}: `{method}` got no answer within {:.1} s (--step-timeout)", waited.as_secs_f64()),
         ),
         SubjectError::Crash { status, stderr_tail } => Verdict::new(
             OutcomeName::Crash,
