@@ -57,7 +57,10 @@ fn read_back(text: &str) -> Vec<(String, String, String, Option<String>)> {
 }
 
 fn roundtrip(id: &str, reason: &str, issue: Option<&str>, outcome: OutcomeName) {
-    let dir = common::temp_dir("expectations-roundtrip");
+    // A directory per call: the two tests run on parallel threads and once read each other's files.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::temp_dir(&format!("expectations-roundtrip-{n}"));
     let old = dir.join("old.yaml");
     let new = dir.join("new.yaml");
     // The old file spells every character outside printable ASCII as an escape (serde_yaml's emitter
@@ -88,6 +91,7 @@ fn roundtrip(id: &str, reason: &str, issue: Option<&str>, outcome: OutcomeName) 
     } else {
         assert_eq!(problems.len(), 1, "only the placeholder or the empty reason: {problems:?}\n{text}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -106,3 +110,4 @@ proptest! {
         roundtrip(&id, &reason, issue.as_deref(), if changed { OutcomeName::Error } else { OutcomeName::Xfail });
     }
 }
+
