@@ -109,7 +109,10 @@ pub fn summarise(path: &Path) -> Result<Summary, String> {
             ReportLine::Header(header) => summary.title = title(&header),
             ReportLine::Trial(trial) => {
                 *summary.counts.entry(trial.outcome).or_default() += 1;
-                let areas: BTreeSet<&str> = trial.rules.iter().map(|r| r.split('-').next().unwrap_or(r)).collect();
+                let mut areas: BTreeSet<&str> = trial.rules.iter().map(|r| r.split('-').next().unwrap_or(r)).collect();
+                if areas.is_empty() {
+                    areas.insert(super::junit::source_area(&trial.file));
+                }
                 for area in areas {
                     *summary.areas.entry(area.to_owned()).or_default().entry(trial.outcome).or_default() += 1;
                 }
