@@ -33,7 +33,8 @@ OPTIONS:
     --sdk-corpus DIR       the SDK corpus (default: corpus/sdk next to the spec); must exist
     --report FILE.jsonl    write the JSON Lines report (truncated at start; a footer says how the run ended)
     --expectations FILE    the implementation's expectations file (strict both ways); must exist
-    --step-timeout SECS    how long one request may go unanswered, writing it included (default 10)
+    --step-timeout SECS    how long one request may go unanswered, writing it included (default 10; a trial
+                           moving a large value gets one more per 2 MiB it moves, at most 12 in all)
     --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
     --update-expectations FILE
                            after the run, rewrite FILE (may be the --expectations file) from the outcomes:
