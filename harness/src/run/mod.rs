@@ -26,6 +26,7 @@ pub mod interrupt;
 pub mod junit;
 pub mod matrix;
 pub mod pool;
+pub mod probe;
 pub mod report;
 pub mod schedule;
 pub mod suite;

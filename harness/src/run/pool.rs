@@ -114,7 +114,8 @@ impl Pool {
     }
 }
 
-fn describe(error: &SubjectError) -> String {
+/// A subject error in one line (a crash with its stderr tail).
+pub fn describe(error: &SubjectError) -> String {
     match error {
         SubjectError::Timeout { method, waited } => format!("`{method}` got no answer within {:.1} s", waited.as_secs_f64()),
         SubjectError::Crash { status, stderr_tail } => format!("crashed ({status}); stderr tail:\n{stderr_tail}"),
