@@ -173,7 +173,7 @@ async def abort_call(session, call, reason):
 
 
 async def execute(session, call, name, arguments, agent, parent):
-    """IMPLEMENT: run one call through your pipeline and return its Result (spec/README.md § Results).
+    """IMPLEMENT: run one call through your pipeline and return its Result (spec/README.md § Results and matchers).
     `call.signal` is the caller's abort signal; `call.root_call_id` the caller's `rootCallId` (None: the
     call is its own root; pass it to your implementation's execute as upstream's `rootCallId`). Anything
     this raises becomes a `failure` report. Where the `result` event comes from: RESULTS_FROM_OBSERVER."""
@@ -195,7 +195,7 @@ async def execute(session, call, name, arguments, agent, parent):
 
 
 async def run_body(session, call, body, arguments):
-    """The fixture instructions of a tool body (spec/README.md § Fixture vocabulary), as far as the
+    """The fixture instructions of a tool body (spec/README.md § Instructions), as far as the
     sample goes. IMPLEMENT the rest: `throw`, `deferContext`, `awaitAbort`, ..."""
     for instruction in body:
         key = next(iter(instruction)) if isinstance(instruction, dict) and len(instruction) == 1 else None
