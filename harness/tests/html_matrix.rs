@@ -169,6 +169,9 @@ fn first_scenario() -> String {
     suite.scenarios.first().map(|s| s.scenario.id.clone()).expect("the workspace spec has scenarios")
 }
 
+/// The rule row a trial citing no rule is listed under.
+const NO_RULE: &str = "(no rule)";
+
 /// Every rule row's coverage cell, per report column: as many trials as that report has citing the rule.
 fn coverage_is_what_the_reports_cite(dom: &str, reports: &[PathBuf]) {
     let cited: Vec<std::collections::BTreeMap<String, usize>> = reports
@@ -176,7 +179,10 @@ fn coverage_is_what_the_reports_cite(dom: &str, reports: &[PathBuf]) {
         .map(|path| {
             let mut per_rule = std::collections::BTreeMap::new();
             for trial in read_report(path).trials.values() {
-                let rules: BTreeSet<&str> = trial["rules"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                let mut rules: BTreeSet<&str> = trial["rules"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                if rules.is_empty() {
+                    rules.insert(NO_RULE); // filed under its source's area
+                }
                 for rule in rules {
                     *per_rule.entry(rule.to_owned()).or_default() += 1;
                 }
@@ -185,14 +191,20 @@ fn coverage_is_what_the_reports_cite(dom: &str, reports: &[PathBuf]) {
         })
         .collect();
     let mut checked = 0;
+    // Trials citing no rule sit under a `(no rule)` row of each source's area: counted together.
+    let mut uncited = vec![0; reports.len()];
     for row in dom.split("<tr class=\"rule\"").skip(1) {
         let row = &row[..row.find("</tr>").unwrap()];
         let rule = row.split("data-rule=\"").nth(1).unwrap().split('"').next().unwrap();
         let cells: Vec<&str> = row.split("<td class=\"coverage").skip(1).collect();
         assert_eq!(cells.len(), reports.len(), "{rule}: one coverage cell per report");
         for (n, cell) in cells.iter().enumerate() {
-            let want = cited[n].get(rule).copied().unwrap_or(0);
             let got = cell.split("data-cited=\"").nth(1).map_or(0, |c| c.split('"').next().unwrap().parse::<usize>().unwrap());
+            if rule == NO_RULE {
+                uncited[n] += got;
+                continue;
+            }
+            let want = cited[n].get(rule).copied().unwrap_or(0);
             assert_eq!(got, want, "{rule} in report {n}: the page counts {got} trial(s), the report cites it in {want}");
             if want > 0 {
                 assert!(cell.contains(&format!("/{want}</td>")), "{rule}: {cell}");
@@ -201,7 +213,10 @@ fn coverage_is_what_the_reports_cite(dom: &str, reports: &[PathBuf]) {
         }
     }
     assert!(checked > 0, "no covered rule was checked");
-    let all_cited: usize = cited.iter().map(|c| c.values().filter(|n| **n > 0).count()).sum();
+    for (n, got) in uncited.iter().enumerate() {
+        assert_eq!(*got, cited[n].get(NO_RULE).copied().unwrap_or(0), "report {n}: trials citing no rule");
+    }
+    let all_cited: usize = cited.iter().map(|c| c.iter().filter(|(r, n)| r.as_str() != NO_RULE && **n > 0).count()).sum();
     assert_eq!(checked, all_cited, "every rule a report cites has its row");
 }
 
