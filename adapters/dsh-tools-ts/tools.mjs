@@ -40,7 +40,7 @@ export function compileTool(fixture) {
     }
     if (output.presentationMeta !== undefined) {
       const key = soleKey(output.presentationMeta, `tool "${fixture.name}" output.presentationMeta`);
-      if (!['value', 'fromArguments', 'throw'].includes(key)) throw new AdapterError(`tool "${fixture.name}": unknown presentationMeta "${key}"`);
+      if (!['value', 'fromArguments', 'fromValue', 'throw'].includes(key)) throw new AdapterError(`tool "${fixture.name}": unknown presentationMeta "${key}"`);
     }
   }
   const c = fixture.concurrency;
@@ -116,6 +116,7 @@ export function buildDefinition(session, fixture) {
       const pk = Object.keys(pm)[0];
       if (pk === 'value') output.presentationMeta = () => pm.value;
       else if (pk === 'fromArguments') output.presentationMeta = (args) => args;
+      else if (pk === 'fromValue') output.presentationMeta = (args, value) => value;
       else output.presentationMeta = () => { throw makeError(pm.throw); };
     }
   }

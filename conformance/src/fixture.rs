@@ -313,6 +313,9 @@ pub enum PresentationMeta {
     Value(Value),
     /// `{ fromArguments: true }`.
     FromArguments(True),
+    /// `{ fromValue: true }`: the value `presentationMeta` is given (the call's final value, after any
+    /// post-execute replacement).
+    FromValue(True),
     /// `{ throw: message }`.
     Throw(ThrowSpec),
 }
