@@ -265,14 +265,15 @@
 //!   schema, the shape chat APIs take for function tools. Typed tools get their descriptions from doc
 //!   comments on the argument fields.
 //! - **Results are text**: the model reads the content blocks ([`ToolExecutionResult::text`]). A failure
-//!   reads `Error: <message>`; argument errors name the field (``invalid arguments: missing field
-//!   `city` ``), so the model can correct its call. A typed tool's default content is its output as
+//!   reads `Error: <message>`; argument errors name the path (`invalid arguments: missing required
+//!   property "city"`, `"limit" is greater than the maximum of 20`), so the model can correct its call. A typed tool's default content is its output as
 //!   compact JSON (a string output as itself); give [`typed::TypedTool::render`] for prose.
 //! - **Code Mode SDK**: the SDK declares each tool's argument and return types from its schemas. Outside
 //!   the supported schema subset a type degrades to `unknown` (TypeScript) / `Any` (Python); typed tools
 //!   lower their derived schemas into the subset, dropping keywords it cannot carry (`format`,
-//!   `minimum`, …; [`typed::TypedTool::build_with_changes`] lists them), so put such constraints in the
-//!   description. Objects are open (`& Record<string, JsonValue>`) unless the type has
+//!   `minimum`, …; [`typed::TypedTool::build_with_changes`] lists them). Typed and MCP tools still
+//!   enforce them ([`schema::arguments`]), but the model learns them only from a failed call: put
+//!   such constraints in the description too. Objects are open (`& Record<string, JsonValue>`) unless the type has
 //!   `#[serde(deny_unknown_fields)]`.
 //! - **Concurrency**: the SDK tells the model that independent calls may overlap, but only calls of
 //!   tools marked concurrency-safe do; every other call runs alone.
@@ -287,7 +288,9 @@
 //!   overlapping the concurrency-safe ones of a turn is up to the caller.
 //! - Rust futures are lazy: a wrapper's inner call starts when it first polls `next.run()`, and each
 //!   wrapper's `next` runs at most once.
-//! - Raw parameter schemas are shown as given and not checked against the arguments.
+//! - A hand-written [`Parameters::Raw`] definition's arguments are not checked (the registry never checks
+//!   raw parameters, as upstream); typed and MCP tools check theirs in their bodies, and a raw body can
+//!   do the same with [`schema::arguments::ArgumentCheck`].
 //! - Values `serde_json` cannot hold (undefined, `NaN`, BigInt) cannot be expressed; `-0` is rejected as
 //!   an argument or output.
 //! - Code Mode: a sub-call's image content reaches the model as a deferred user message, not in the

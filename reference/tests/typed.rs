@@ -1,5 +1,5 @@
 //! The typed tool builder (`dsh_tools::typed`) end to end through a `ToolRuntime`: serde arguments
-//! (a failed deserialization is `INVALID_ARGS` and the body never runs), the serialized output as the
+//! (arguments the schema or serde rejects are `INVALID_ARGS` and the body never runs), the serialized output as the
 //! result's value, the default and custom renders, `ToolContext::defer_context`, `concurrency_safe`,
 //! lowered schemas that the SDK renders as real types (enums, tagged enums, options, maps included), and
 //! build errors that name the tool.
@@ -52,7 +52,7 @@ async fn bad_arguments_are_invalid_args_and_skip_the_body() {
     let _weather = rt.register(weather(Arc::clone(&calls)).build().unwrap(), None).unwrap();
     let result = rt.execute(ToolExecutionInput::new("c1", "weather", json!({ "days": 2 }))).await;
     assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
-    assert_eq!(result.text(), "Error: invalid arguments: missing field `city`");
+    assert_eq!(result.text(), r#"Error: invalid arguments: missing required property "city""#);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
 
