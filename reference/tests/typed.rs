@@ -177,3 +177,31 @@ async fn everyday_serde_shapes_build_register_and_round_trip() {
     let sdk = dsh_tools::sdk::render_tools_sdk(&rt.sdk_schemas(None));
     assert!(!sdk.contains("report: unknown") && sdk.contains("\"celsius\""), "{sdk}");
 }
+
+#[tokio::test]
+async fn a_body_that_stops_on_cancellation_yields_the_coded_aborted_result() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Empty {}
+    let started = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&started);
+    let rt = ToolRuntime::new(Default::default());
+    let slow = tool("slow", "Wait for a result that never comes", move |_: Empty, ctx| {
+        let started = Arc::clone(&notify);
+        async move {
+            started.notify_one();
+            ctx.until_cancelled(std::future::pending::<()>()).await?;
+            ctx.check_cancelled()?;
+            Ok("unreachable")
+        }
+    })
+    .unwrap();
+    let _slow = rt.register(slow, None).unwrap();
+    let signal = dsh_tools::CancellationToken::new();
+    let call = rt.execute(ToolExecutionInput::new("c1", "slow", json!({})).with_signal(signal.clone()));
+    let (result, ()) = tokio::join!(call, async {
+        started.notified().await;
+        signal.cancel();
+    });
+    assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED));
+    assert_eq!(result.to_json()["error"], json!({ "message": "tool call aborted", "info": { "name": "AbortError", "code": "ABORTED" } }));
+}
