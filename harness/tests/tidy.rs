@@ -23,7 +23,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("errors and calls", &["error", "execution"]),
     ("results, schemas, SDK text", &["result", "schema", "sdk"]),
     ("definitions", &["definition"]),
-    ("typed tool builder and MCP import", &["typed", "mcp"]),
+    ("typed tool builder, MCP import and provider formats", &["typed", "mcp", "provider"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
     ("executor seam", &["executor"]),

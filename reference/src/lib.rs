@@ -320,6 +320,7 @@ pub mod mcp;
 mod pipeline;
 pub mod presentation;
 pub mod prompt;
+pub mod provider;
 pub mod registry;
 pub mod result;
 pub mod runtime;
