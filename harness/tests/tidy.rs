@@ -31,7 +31,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("run_code transport and code runtimes", &["code"]),
     ("prompt contribution", &["contribution"]),
     ("facade", &["runtime"]),
-    ("ready-made wrappers and the turn executor, over the facade", &["wrappers", "turn"]),
+    ("ready-made wrappers, the turn executor and the in-flight bodies, over the facade", &["wrappers", "turn", "bodies"]),
 ];
 
 /// Every import of a top-level module that breaks the layer table, and every top-level module the table

@@ -307,6 +307,7 @@
 //! through them.
 
 pub mod approval;
+pub mod bodies;
 mod callback;
 pub mod code;
 pub mod content;
@@ -348,6 +349,7 @@ pub use hooks::{
 };
 pub use hooks::{change_observer_fn, fallible_guard_fn, guard_fn, result_observer_fn};
 pub use tokio_util::sync::CancellationToken;
+pub use pipeline::inflight::InFlightBody;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };
