@@ -107,17 +107,19 @@ impl InFlight {
 
     /// `body` (a contained body future) bounded by the ceiling and listed while pending; `signal` is the
     /// one the body observes.
-    pub(crate) fn bound<'a, F>(&'a self, exec: &Arc<ToolExecution>, signal: &CancellationToken, body: F) -> Bounded<'a, F> {
-        Bounded { body, table: self, exec: Arc::clone(exec), signal: signal.clone(), listed: None }
+    pub(crate) fn bound<'a, F>(&'a self, exec: &'a Arc<ToolExecution>, signal: &'a CancellationToken, body: F) -> Bounded<'a, F> {
+        Bounded { body, table: self, exec, signal, listed: None }
     }
 }
 
-/// A body under the ceiling; resolves to the body's outcome, or the failure that replaced it.
+/// A body under the ceiling; resolves to the body's outcome, or the failure that replaced it. It
+/// borrows the execution and the signal, and clones them only once the body is pending: a body ready at
+/// its first poll costs no reference count and no token lock.
 pub(crate) struct Bounded<'a, F> {
     body: F,
     table: &'a InFlight,
-    exec: Arc<ToolExecution>,
-    signal: CancellationToken,
+    exec: &'a Arc<ToolExecution>,
+    signal: &'a CancellationToken,
     listed: Option<Listed>,
 }
 
@@ -155,7 +157,7 @@ where
         }
         if this.listed.is_none() {
             let entry = Arc::new(Entry {
-                exec: Arc::clone(&this.exec),
+                exec: Arc::clone(this.exec),
                 signal: this.signal.clone(),
                 started: Instant::now(),
                 reap: CancellationToken::new(),
