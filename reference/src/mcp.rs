@@ -144,6 +144,23 @@ pub fn import_tools_list(list: &Value, caller: McpCaller) -> Result<McpImport, M
 }
 
 /// [`import_tools_list`] with options (say, without the argument check).
+///
+/// ```
+/// use std::sync::Arc;
+/// use dsh_tools::mcp::{McpCaller, McpImportOptions, import_tools_list, import_tools_list_with};
+/// use serde_json::json;
+///
+/// let caller: McpCaller = Arc::new(|_, _, _| Box::pin(async { Ok(json!({ "content": [] })) }));
+/// // A format no checker knows cannot be enforced: the import says so, naming the tool...
+/// let list = json!([{ "name": "zip", "inputSchema": { "type": "object",
+///     "properties": { "code": { "type": "string", "format": "postcode" } } } }]);
+/// let error = import_tools_list(&list, Arc::clone(&caller)).unwrap_err();
+/// assert!(error.to_string().starts_with("MCP tool \"zip\" (tools[0]): inputSchema: cannot check arguments"));
+/// // ...unless the server is left to check its own arguments.
+/// let options = McpImportOptions::default().check_arguments(false);
+/// assert_eq!(import_tools_list_with(&list, caller, &options)?.definitions.len(), 1);
+/// # Ok::<(), dsh_tools::mcp::McpImportError>(())
+/// ```
 pub fn import_tools_list_with(list: &Value, caller: McpCaller, options: &McpImportOptions) -> Result<McpImport, McpImportError> {
     let tools = match list {
         Value::Array(tools) => tools,

@@ -78,6 +78,19 @@ pub fn schema_of(tool: &Tool) -> ToolSchema {
 
 /// The calls of an assistant message or a whole Messages response (both hold `content`): its
 /// `tool_use` blocks, in order; other blocks (text, thinking) are skipped.
+///
+/// ```
+/// use dsh_tools::provider::anthropic;
+/// use serde_json::json;
+/// let message = json!({ "role": "assistant", "content": [
+///     { "type": "text", "text": "Let me check." },
+///     { "type": "tool_use", "id": "toolu_1", "name": "weather", "input": { "city": "Oslo" } },
+/// ] });
+/// let calls = anthropic::parse_tool_calls(&message)?;
+/// assert_eq!((calls.len(), calls[0].call_id.as_str()), (1, "toolu_1"));
+/// assert_eq!(anthropic::assistant_message(&calls)["content"][0], message["content"][1]);
+/// # Ok::<(), dsh_tools::provider::ProviderError>(())
+/// ```
 pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolExecutionInput>, ProviderError> {
     let fail = |path: String, reason: String| ProviderError { provider: PROVIDER, path, reason };
     let blocks = match message.get("content") {

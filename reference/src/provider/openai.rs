@@ -106,6 +106,21 @@ pub fn schema_of(tool: &Tool) -> ToolSchema {
 /// Arguments that are not JSON text are passed on as the raw string, so the call still gets its one
 /// result: a typed or MCP tool's argument check rejects it (`arguments is not of type "object"`) and the
 /// model reads why. Only `"function"` calls are accepted.
+///
+/// ```
+/// use dsh_tools::provider::openai;
+/// use serde_json::json;
+/// let response = json!({ "object": "chat.completion", "choices": [{ "index": 0, "finish_reason": "tool_calls", "message": {
+///     "role": "assistant", "content": null,
+///     "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "weather", "arguments": "{\"city\":\"Oslo\"}" } }]
+/// } }] });
+/// let calls = openai::parse_tool_calls(&response)?;
+/// assert_eq!((calls[0].call_id.as_str(), calls[0].name.as_str()), ("call_1", "weather"));
+/// assert_eq!(calls[0].arguments, json!({ "city": "Oslo" }));
+/// // Back into the history, unchanged but for the arguments' spacing:
+/// assert_eq!(openai::assistant_message(&calls)["tool_calls"], response["choices"][0]["message"]["tool_calls"]);
+/// # Ok::<(), dsh_tools::provider::ProviderError>(())
+/// ```
 pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolExecutionInput>, ProviderError> {
     let (message, prefix) = match message.get("choices") {
         Some(choices) => (choices.get(0).and_then(|c| c.get("message")).unwrap_or(&Value::Null), "choices[0].message."),

@@ -128,6 +128,26 @@ where
     /// Whether each call's arguments are checked against the arguments type's full derived schema before
     /// the handler runs (default `true`; see the module docs). With `false` only `serde` checks them, and
     /// the constraints lowering dropped (`range`, `length`, `regex`, …) are enforced by nothing.
+    ///
+    /// ```
+    /// use dsh_tools::typed::{JsonSchema, TypedTool};
+    /// use dsh_tools::{ErrorCode, ToolExecutionInput, ToolRuntime};
+    ///
+    /// #[derive(serde::Deserialize, JsonSchema)]
+    /// struct Page {
+    ///     #[schemars(range(min = 1, max = 20))]
+    ///     limit: u32,
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let page = TypedTool::new("page", "One page", |p: Page, _| async move { Ok(p.limit) }).build()?;
+    /// let rt = ToolRuntime::new(Default::default());
+    /// let _page = rt.register(page, None)?;
+    /// // The model's schema has no maximum (the subset cannot say it), but the call is still checked:
+    /// let result = rt.execute(ToolExecutionInput::new("c1", "page", serde_json::json!({ "limit": 50 }))).await;
+    /// assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
+    /// assert_eq!(result.text(), r#"Error: invalid arguments: "limit" is greater than the maximum of 20"#);
+    /// # Ok(()) }
+    /// ```
     pub fn check_arguments(mut self, check: bool) -> Self {
         self.check_arguments = check;
         self
