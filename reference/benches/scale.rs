@@ -1,0 +1,126 @@
+//! Code Mode at scale: the cost of assembling the Code Mode system prompt and of a trivial `run_code`
+//! (TypeScript runtime) with 10, 1,000 and 10,000 registered tools, the figures issue 39 asks for, with
+//! the tools and names of `benches/upstream-bench.mjs` § 5 so both sides compare in one run:
+//! `code_prompt_assemble_<n>_tools_total` (one `SystemPrompt::assemble` in Code Mode: the SDK section
+//! for every tool; the median of 7 rounds, 3 for 10,000), `code_prompt_bytes_<n>` (its rendered size)
+//! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000).
+//! Each tool is upstream's bench shape: a DSL `path` (required), `limit`, `mode` enum and `opts` object,
+//! with an object output.
+//!
+//! Arguments that do not start with `--` filter the figures by substring
+//! (`cargo bench -p dsh-tools --bench scale -- run_code`).
+//!
+//! Spec: none (performance anchors, see DESIGN.md).
+
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use dsh_tools::code::CodeRuntimeLimits;
+use dsh_tools::code::typescript::TypeScriptRuntime;
+use dsh_tools::{
+    OutputDeclaration, Parameters, PromptConfig, SystemPrompt, ToolDefinition, ToolExecutionInput, ToolMode, ToolRuntime,
+    ToolsConfig,
+};
+use serde_json::json;
+
+mod common;
+
+use common::report;
+
+/// Upstream bench § 5's tool number `k`.
+fn scale_tool(k: usize) -> ToolDefinition {
+    ToolDefinition::new(
+        format!("tool_{k}"),
+        format!("Tool number {k} does things."),
+        Parameters::Dsl(json!({
+            "path": { "type": "string", "required": true, "description": "a path" },
+            "limit": { "type": "integer" },
+            "mode": { "type": "string", "enum": ["a", "b", "c"] },
+            "opts": { "type": "object", "properties": { "deep": { "type": "boolean" }, "tags": { "type": "array", "items": { "type": "string" } } } },
+        })),
+        OutputDeclaration {
+            schema: json!({ "type": "object", "properties": { "ok": { "type": "boolean", "required": true }, "lines": { "type": "array", "items": { "type": "string" } } } }),
+            render: Arc::new(|_, v| Ok(vec![json!({ "type": "text", "text": v.to_string() })])),
+            presentation_meta: None,
+        },
+        Arc::new(|_, _| Box::pin(async { Ok(json!({ "ok": true })) })),
+    )
+}
+
+fn wanted(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
+fn timed(rounds: usize, n: usize, mut once: impl FnMut() -> bool) -> Option<Vec<f64>> {
+    if !once() {
+        return None;
+    }
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            if !once() {
+                return None;
+            }
+        }
+        samples.push(t0.elapsed().as_secs_f64() * 1e6 / n as f64);
+    }
+    Some(samples)
+}
+
+fn main() {
+    let Ok(tokio) = tokio::runtime::Builder::new_current_thread().thread_stack_size(64 << 20).enable_all().build() else {
+        return;
+    };
+    for n in [10usize, 1_000, 10_000] {
+        let Ok(prompt) = SystemPrompt::new(PromptConfig::default()) else { return };
+        let Ok(rt) = ToolRuntime::try_with_prompt(ToolsConfig::with_mode(ToolMode::Code), &prompt) else { return };
+        let runtime = match TypeScriptRuntime::new(CodeRuntimeLimits::default()) {
+            Ok(runtime) => runtime,
+            Err(e) => return println!("{}", json!({ "figure": "run_code_error", "error": e.message })),
+        };
+        let _mounted = rt.mount_code_runtime(Arc::new(runtime));
+        let _tools: Vec<_> = (0..n).filter_map(|k| rt.register(scale_tool(k), None).ok()).collect();
+        let big = n >= 10_000;
+
+        let figure = format!("code_prompt_assemble_{n}_tools_total");
+        if wanted(&figure) {
+            let mut bytes = 0;
+            let samples = timed(if big { 3 } else { 7 }, 1, || match prompt.assemble(None) {
+                Ok(assembly) => {
+                    bytes = assembly.render().len();
+                    true
+                }
+                Err(e) => {
+                    println!("{}", json!({ "figure": "code_prompt_error", "error": e.to_string() }));
+                    false
+                }
+            });
+            if let Some(samples) = samples {
+                report(&figure, 1, samples);
+                println!("{}", json!({ "figure": format!("code_prompt_bytes_{n}"), "bytes": bytes }));
+            }
+        }
+
+        let figure = format!("run_code_trivial_{n}_tools_per_run");
+        if wanted(&figure) {
+            let mut next = 0;
+            let (rounds, runs) = if big { (3, 3) } else { (7, 5) };
+            let samples = timed(rounds, runs, || {
+                next += 1;
+                let input = ToolExecutionInput::new(format!("r{next}"), "run_code", json!({ "code": "return 1", "description": "bench" }));
+                let result = tokio.block_on(rt.execute(input));
+                if result.is_error() {
+                    println!("{}", json!({ "figure": "run_code_error", "error": result.to_json() }));
+                }
+                !result.is_error()
+            });
+            if let Some(samples) = samples {
+                report(&figure, runs, samples);
+            }
+        }
+    }
+}
