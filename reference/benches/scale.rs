@@ -4,6 +4,8 @@
 //! `code_prompt_assemble_<n>_tools_total` (one `SystemPrompt::assemble` in Code Mode: the SDK section
 //! for every tool; the median of 7 rounds, 3 for 10,000), `code_prompt_bytes_<n>` (its rendered size)
 //! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000).
+//! `run_code_floor_typescript_<n>_bindings_per_run` (ours only) runs the same program straight through
+//! `CodeRuntime::run` with `n` no-op bindings, no pipeline: what the runtime's side of the bindings costs.
 //! Each tool is upstream's bench shape: a DSL `path` (required), `limit`, `mode` enum and `opts` object,
 //! with an object output.
 //!
@@ -17,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dsh_tools::code::CodeRuntimeLimits;
+use dsh_tools::code::{BindingFn, CodeBindingNamespace, CodeRunRequest, CodeRuntime, CodeRuntimeLimits, RunSignal};
 use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::{
     OutputDeclaration, Parameters, PromptConfig, SystemPrompt, ToolDefinition, ToolExecutionInput, ToolMode, ToolRuntime,
@@ -25,6 +27,7 @@ use dsh_tools::{
 };
 use serde_json::json;
 
+#[allow(dead_code)] // `echo` is the other benches'
 mod common;
 
 use common::report;
@@ -38,10 +41,10 @@ fn scale_tool(k: usize) -> ToolDefinition {
             "path": { "type": "string", "required": true, "description": "a path" },
             "limit": { "type": "integer" },
             "mode": { "type": "string", "enum": ["a", "b", "c"] },
-            "opts": { "type": "object", "properties": { "deep": { "type": "boolean" }, "tags": { "type": "array", "items": { "type": "string" } } } },
+            "opts": { "type": "object", "additionalProperties": false, "properties": { "deep": { "type": "boolean" }, "tags": { "type": "array", "items": { "type": "string" } } } },
         })),
         OutputDeclaration {
-            schema: json!({ "type": "object", "properties": { "ok": { "type": "boolean", "required": true }, "lines": { "type": "array", "items": { "type": "string" } } } }),
+            schema: json!({ "type": "object", "additionalProperties": false, "properties": { "ok": { "type": "boolean", "required": true }, "lines": { "type": "array", "items": { "type": "string" } } } }),
             render: Arc::new(|_, v| Ok(vec![json!({ "type": "text", "text": v.to_string() })])),
             presentation_meta: None,
         },
@@ -102,6 +105,23 @@ fn main() {
             if let Some(samples) = samples {
                 report(&figure, 1, samples);
                 println!("{}", json!({ "figure": format!("code_prompt_bytes_{n}"), "bytes": bytes }));
+            }
+        }
+
+        let figure = format!("run_code_floor_typescript_{n}_bindings_per_run");
+        if wanted(&figure)
+            && let Ok(runtime) = TypeScriptRuntime::new(CodeRuntimeLimits::default())
+        {
+            let noop: BindingFn = Arc::new(|_| Box::pin(async { Ok(json!(null)) }));
+            let functions: Vec<(String, BindingFn)> = (0..n).map(|k| (format!("tool_{k}"), Arc::clone(&noop))).collect();
+            let (rounds, runs) = if big { (3, 3) } else { (7, 5) };
+            let samples = timed(rounds, runs, || {
+                let namespace = CodeBindingNamespace { global: "tools".into(), functions: functions.clone(), error_class: None };
+                let request = CodeRunRequest { program: "return 1".into(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
+                matches!(tokio.block_on(runtime.run(request)), Ok(result) if result.error.is_none())
+            });
+            if let Some(samples) = samples {
+                report(&figure, runs, samples);
             }
         }
 

@@ -111,8 +111,8 @@ for (const n of [10, 100, 1000]) {
 function scaleTool(k) {
   return defineTool({
     name: `tool_${k}`, description: `Tool number ${k} does things.`,
-    parameters: { path: { type: 'string', required: true, description: 'a path' }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['a', 'b', 'c'] }, opts: { type: 'object', properties: { deep: { type: 'boolean' }, tags: { type: 'array', items: { type: 'string' } } } } },
-    output: { schema: { type: 'object', properties: { ok: { type: 'boolean', required: true }, lines: { type: 'array', items: { type: 'string' } } } }, render: (_a, v) => [{ type: 'text', text: JSON.stringify(v) }] },
+    parameters: { path: { type: 'string', required: true, description: 'a path' }, limit: { type: 'integer' }, mode: { type: 'string', enum: ['a', 'b', 'c'] }, opts: { type: 'object', additionalProperties: false, properties: { deep: { type: 'boolean' }, tags: { type: 'array', items: { type: 'string' } } } } },
+    output: { schema: { type: 'object', additionalProperties: false, properties: { ok: { type: 'boolean', required: true }, lines: { type: 'array', items: { type: 'string' } } } }, render: (_a, v) => [{ type: 'text', text: JSON.stringify(v) }] },
     async execute() { return { ok: true } },
   })
 }
