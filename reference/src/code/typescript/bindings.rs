@@ -78,7 +78,11 @@ pub(crate) fn install<'js>(
         host.classes.borrow_mut().push(class);
         names.push(namespace.global.clone());
         if namespace.functions.len() >= super::lazy::LAZY_FROM {
-            values.push(super::lazy::namespace(ctx, host, namespace, index)?);
+            let host = host.clone();
+            let make = move |ctx: &Ctx<'js>, member: &str, binding: &BindingFn| {
+                binding_function(ctx, &host, member.to_owned(), binding.clone(), index)
+            };
+            values.push(super::lazy::namespace(ctx, namespace, make)?);
             continue;
         }
         let object = Object::new_proto(ctx.clone(), None)?;
@@ -93,7 +97,7 @@ pub(crate) fn install<'js>(
     Ok((names, values))
 }
 
-pub(super) fn binding_function<'js>(
+fn binding_function<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host<'js>>,
     member: String,

@@ -1,22 +1,19 @@
 //! Large binding namespaces, materialized on demand: with thousands of tools, defining one host function
 //! per tool in every run's fresh context cost more than the run itself (10,000 tools: ~7 ms against
 //! ~0.4 ms). A namespace of at least [`LAZY_FROM`] functions is instead a `Proxy` over a null-prototype
-//! object: a binding function is made (by `bindings::binding_function`, exactly as the eager path makes
-//! it) the first time its name is read, tested, described, defined or deleted, and enumerating the
+//! object: a binding function is made (by the `make` the caller, `bindings.rs`, passes: exactly as the
+//! eager path makes it) the first time its name is read, tested, described, defined or deleted, and enumerating the
 //! namespace makes them all, in declaration order. What a program observes is the eager namespace's:
 //! own, enumerable, non-writable, non-configurable functions named `value`, in declaration order, the
 //! object extensible (issue 39).
 //!
 //! Spec: RUN-004 (one own enumerable function per binding), kept through the proxy.
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use rquickjs::{Array, Ctx, Function, Value as JsValue};
 
-use super::bindings::binding_function;
-use super::host::Host;
-use crate::code::CodeBindingNamespace;
+use crate::code::{BindingFn, CodeBindingNamespace};
 
 /// Namespaces with at least this many functions are materialized on demand.
 pub(crate) const LAZY_FROM: usize = 64;
@@ -56,19 +53,18 @@ const PROXY: &str = r#"(function (lookup, keys) {
   return new Proxy(target, handler);
 })"#;
 
-/// The program-side value of `namespace` (the `index`th), materialized on demand.
-pub(crate) fn namespace<'js>(
-    ctx: &Ctx<'js>,
-    host: &Rc<Host<'js>>,
-    namespace: &Arc<CodeBindingNamespace>,
-    index: usize,
-) -> rquickjs::Result<JsValue<'js>> {
-    let make: Function<'js> = ctx.eval(PROXY)?;
-    let (host, members) = (host.clone(), Arc::clone(namespace));
+/// The program-side value of `namespace`, materialized on demand: `make(ctx, member, binding)` makes
+/// one binding function.
+pub(crate) fn namespace<'js, M>(ctx: &Ctx<'js>, namespace: &Arc<CodeBindingNamespace>, make: M) -> rquickjs::Result<JsValue<'js>>
+where
+    M: Fn(&Ctx<'js>, &str, &BindingFn) -> rquickjs::Result<Function<'js>> + 'js,
+{
+    let proxy: Function<'js> = ctx.eval(PROXY)?;
+    let members = Arc::clone(namespace);
     let lookup = Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: rquickjs::String<'js>| -> rquickjs::Result<JsValue<'js>> {
         let name = name.to_string()?;
         match members.functions.iter().find(|(member, _)| *member == name) {
-            Some((member, binding)) => Ok(binding_function(&ctx, &host, member.clone(), binding.clone(), index)?.into_value()),
+            Some((member, binding)) => Ok(make(&ctx, member, binding)?.into_value()),
             None => Ok(JsValue::new_undefined(ctx)),
         }
     })?;
@@ -80,7 +76,7 @@ pub(crate) fn namespace<'js>(
         }
         Ok(array)
     })?;
-    make.call((lookup, keys))
+    proxy.call((lookup, keys))
 }
 
 #[cfg(test)]
