@@ -2,7 +2,10 @@
 //! (TypeScript runtime) with 10, 1,000 and 10,000 registered tools, the figures issue 39 asks for, with
 //! the tools and names of `benches/upstream-bench.mjs` § 5 so both sides compare in one run:
 //! `code_prompt_assemble_<n>_tools_total` (one `SystemPrompt::assemble` in Code Mode: the SDK section
-//! for every tool; the median of 7 rounds, 3 for 10,000), `code_prompt_bytes_<n>` (its rendered size)
+//! for every tool; the median of 7 rounds, 3 for 10,000; the SDK text is cached for the registry's
+//! generation, so this is the steady state), `code_prompt_assemble_<n>_tools_after_change_total` (ours
+//! only: the same after a tool was registered and dropped, so the text is rendered again — upstream
+//! renders on every assembly), `code_prompt_bytes_<n>` (its rendered size)
 //! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000).
 //! `run_code_floor_typescript_<n>_bindings_per_run` (ours only) runs the same program straight through
 //! `CodeRuntime::run` with `n` no-op bindings, no pipeline: what the runtime's side of the bindings costs.
@@ -105,6 +108,27 @@ fn main() {
             if let Some(samples) = samples {
                 report(&figure, 1, samples);
                 println!("{}", json!({ "figure": format!("code_prompt_bytes_{n}"), "bytes": bytes }));
+            }
+        }
+
+        // What that change costs alone (ours only), to read the figure below by.
+        let figure = format!("registry_register_drop_{n}_tools_total");
+        if wanted(&figure)
+            && let Some(samples) = timed(if big { 3 } else { 7 }, 1, || rt.register(scale_tool(n), None).is_ok())
+        {
+            report(&figure, 1, samples);
+        }
+
+        // The same after a registry change each time (a tool registered and dropped first): the SDK
+        // text is rendered again, as on the first assembly after any change.
+        let figure = format!("code_prompt_assemble_{n}_tools_after_change_total");
+        if wanted(&figure) {
+            let samples = timed(if big { 3 } else { 7 }, 1, || {
+                drop(rt.register(scale_tool(n), None));
+                prompt.assemble(None).map(|assembly| assembly.render().len() > 0).unwrap_or(false)
+            });
+            if let Some(samples) = samples {
+                report(&figure, 1, samples);
             }
         }
 
