@@ -125,7 +125,7 @@ fn main() {
         if wanted(&figure) {
             let samples = timed(if big { 3 } else { 7 }, 1, || {
                 drop(rt.register(scale_tool(n), None));
-                prompt.assemble(None).map(|assembly| assembly.render().len() > 0).unwrap_or(false)
+                prompt.assemble(None).map(|assembly| !assembly.render().is_empty()).unwrap_or(false)
             });
             if let Some(samples) = samples {
                 report(&figure, 1, samples);

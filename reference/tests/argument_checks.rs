@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 #[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // `cursor` matters only through the schema it derives
 struct Page {
     /// How many results (1 to 20).
     #[schemars(range(min = 1, max = 20))]
@@ -68,6 +69,7 @@ async fn the_typed_check_can_be_turned_off() {
 #[test]
 fn a_typed_constraint_the_check_cannot_enforce_fails_the_build_with_the_reason() {
     #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)] // the build fails before any call
     struct Mail {
         #[schemars(extend("format" = "postcode"))]
         code: String,

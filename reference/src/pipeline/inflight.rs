@@ -94,7 +94,7 @@ impl InFlight {
                 cancelled: e.signal.is_cancelled(),
             })
             .collect();
-        list.sort_by(|a, b| b.running_for.cmp(&a.running_for));
+        list.sort_by_key(|body| std::cmp::Reverse(body.running_for));
         list
     }
 

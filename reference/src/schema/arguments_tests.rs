@@ -1,5 +1,6 @@
 //! Unit tests of [`super::ArgumentCheck`]: the constraints lowering drops are enforced with paths, the
 //! keywords `jsonschema` would not enforce are made enforceable or refused, and depth stays bounded.
+#![allow(clippy::unwrap_used)]
 
 use serde_json::json;
 
