@@ -23,7 +23,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("errors and calls", &["error", "execution"]),
     ("results, schemas, SDK text", &["result", "schema", "sdk"]),
     ("definitions", &["definition"]),
-    ("typed tool builder and MCP import", &["typed", "mcp"]),
+    ("typed tool builder, MCP import and provider formats", &["typed", "mcp", "provider"]),
     ("hooks and approval", &["hooks", "approval"]),
     ("registry and prompt service", &["registry", "prompt"]),
     ("executor seam", &["executor"]),
@@ -31,7 +31,7 @@ const REFERENCE_LAYERS: &[(&str, &[&str])] = &[
     ("run_code transport and code runtimes", &["code"]),
     ("prompt contribution", &["contribution"]),
     ("facade", &["runtime"]),
-    ("ready-made wrappers and the turn executor, over the facade", &["wrappers", "turn"]),
+    ("ready-made wrappers, the turn executor and the in-flight bodies, over the facade", &["wrappers", "turn", "bodies"]),
 ];
 
 /// Every import of a top-level module that breaks the layer table, and every top-level module the table

@@ -1,10 +1,13 @@
 //! One native agent step: three typed tools, a policy that denies one call, a guard, a timing wrapper,
-//! a post-execute rewrite, a result log, two overlapping read-only calls and one call aborted mid-run.
+//! a post-execute rewrite, a result log, and one model turn of seven calls run by the `TurnExecutor`:
+//! two read-only calls overlapping, a denial, a guard, bad arguments, and a call cancelled mid-run whose
+//! body stops with `ctx.until_cancelled(..)?` (the coded `ABORTED` result).
 //!
 //! Run: `cargo run -p dsh-tools --example native_step`
 
 use std::time::{Duration, Instant};
 
+use dsh_tools::turn::TurnExecutor;
 use dsh_tools::typed::{JsonSchema, TypedTool, tool};
 use dsh_tools::{
     CancellationToken, ErrorCode, PostToolDecision, PreToolDecision, ToolExecutionInput,
@@ -55,12 +58,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(format!("deleted {}", args.path))
     })?;
     let slow = tool("slow_scan", "A long scan that honours cancellation", |args: SlowArgs, ctx| async move {
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_millis(args.millis)) => Ok("scan complete".to_owned()),
-            // Cancelled: stop early. A success returned after cancellation becomes `ABORTED`; an `Err`
-            // would be kept as the result instead.
-            () = ctx.cancelled() => Ok("stopped early".to_owned()),
-        }
+        // Cancelled: stop early. `until_cancelled` drops the work and `?` returns `ToolFailure::aborted()`,
+        // so the result is the coded `ABORTED` (a plain `Err` would be kept as an uncoded failure).
+        ctx.until_cancelled(tokio::time::sleep(Duration::from_millis(args.millis))).await?;
+        Ok("scan complete".to_owned())
     })?;
     let _tools = [rt.register(weather, None)?, rt.register(delete, None)?, rt.register(slow, None)?];
 
@@ -108,40 +109,45 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("  [result] {} {} -> {}", exec.call_id, exec.name, if result.is_error() { "error" } else { "ok" });
     }));
 
-    // Two read-only calls overlap: both take 100 ms, together about 100 ms.
+    // One model turn, in model order. The turn executor overlaps the concurrency-safe calls (the two
+    // forecasts), runs every other call alone as a barrier, applies policy in model order, and returns
+    // one result per call in model order. The slow scan gets its own signal; Esc cancels it mid-run
+    // (never drop the `execute` future to stop a call).
+    let esc = CancellationToken::new();
+    let calls = vec![
+        ToolExecutionInput::new("call-1", "weather", json!({ "city": "Oslo", "days": 2 })),
+        ToolExecutionInput::new("call-2", "weather", json!({ "city": "Rome" })),
+        ToolExecutionInput::new("call-3", "delete_file", json!({ "path": "/etc/passwd" })),
+        ToolExecutionInput::new("call-4", "weather", json!({ "city": "Atlantis" })),
+        ToolExecutionInput::new("call-5", "delete_file", json!({ "path": "/tmp/x" })),
+        ToolExecutionInput::new("call-6", "weather", json!({ "town": "Oslo" })),
+        ToolExecutionInput::new("call-7", "slow_scan", json!({ "millis": 10_000 })).with_signal(esc.clone()),
+    ];
     let started = Instant::now();
-    let (oslo, rome) = tokio::join!(
-        rt.execute(ToolExecutionInput::new("call-1", "weather", json!({ "city": "Oslo", "days": 2 }))),
-        rt.execute(ToolExecutionInput::new("call-2", "weather", json!({ "city": "Rome" }))),
-    );
-    println!("call-1: {}", oslo.text());
-    println!("call-2: {}", rome.text());
-    println!("both in {:?}", started.elapsed());
-    assert_eq!(oslo.text(), "Oslo: highs [21.5, 21.5] °C (forecasts beyond 3 days are unreliable)");
-
+    let turn = TurnExecutor::new(&rt).max_parallel(4);
+    let (turn, ()) = tokio::join!(turn.execute(calls), async {
+        tokio::time::sleep(Duration::from_millis(300)).await; // the user presses Esc during the scan
+        esc.cancel();
+    });
+    println!("turn of {} calls in {:?}", turn.results.len(), started.elapsed());
+    for (id, result) in &turn.results {
+        let outcome = match (result.is_error(), result.error_code()) {
+            (false, _) => "ok",
+            (true, Some(code)) => code.as_str(),
+            (true, None) => "failed, uncoded",
+        };
+        println!("{id}: {} ({outcome})", result.text());
+    }
+    let text = |i: usize| turn.results[i].1.text();
+    assert_eq!(text(0), "Oslo: highs [21.5, 21.5] °C (forecasts beyond 3 days are unreliable)");
     // A denial and a guard: failures are results the model reads, not Rust errors.
-    let denied = rt.execute(ToolExecutionInput::new("call-3", "delete_file", json!({ "path": "/etc/passwd" }))).await;
-    println!("call-3: {}", denied.text());
-    assert_eq!(denied.text(), "Error: deleting outside /tmp is not allowed");
-    let guarded = rt.execute(ToolExecutionInput::new("call-4", "weather", json!({ "city": "Atlantis" }))).await;
-    println!("call-4: {}", guarded.text());
-    let allowed = rt.execute(ToolExecutionInput::new("call-5", "delete_file", json!({ "path": "/tmp/x" }))).await;
-    println!("call-5: {}", allowed.text());
-
+    assert_eq!(text(2), "Error: deleting outside /tmp is not allowed");
+    assert_eq!(text(3), "Error: no such city");
+    assert_eq!(text(4), "deleted /tmp/x");
     // Bad arguments never reach the body.
-    let invalid = rt.execute(ToolExecutionInput::new("call-6", "weather", json!({ "town": "Oslo" }))).await;
-    println!("call-6: {}", invalid.text());
-    assert_eq!(invalid.error_code(), Some(&ErrorCode::INVALID_ARGS));
-
-    // Abort: cancel the call's signal (never drop the `execute` future to stop a call).
-    let signal = CancellationToken::new();
-    let call = rt.execute(ToolExecutionInput::new("call-7", "slow_scan", json!({ "millis": 10_000 })).with_signal(signal.clone()));
-    let abort = async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        signal.cancel();
-    };
-    let (aborted, ()) = tokio::join!(call, abort);
-    println!("call-7: {} ({:?})", aborted.text(), aborted.error_code().map(|c| c.as_str()));
-    assert_eq!(aborted.error_code(), Some(&ErrorCode::ABORTED));
+    assert_eq!(turn.results[5].1.error_code(), Some(&ErrorCode::INVALID_ARGS));
+    assert_eq!(text(5), r#"Error: invalid arguments: missing required property "city""#);
+    assert_eq!(turn.results[6].1.error_code(), Some(&ErrorCode::ABORTED));
+    assert!(started.elapsed() < Duration::from_secs(5), "the scan stopped when cancelled");
     Ok(())
 }

@@ -14,9 +14,14 @@
 //! With an executor installed for the assembling scope ([`crate::executor`]), the tool list is its
 //! `describe` of the visible schemas instead.
 //!
+//! The SDK text depends only on the registry (its tools, masks and presentation, all writes that bump
+//! its generation), the scope and the runtime's language, so it is cached per (scope, language) for the
+//! current generation: assembling the prompt again with 10,000 tools copies the text instead of rendering
+//! it (issue 39).
+//!
 //! Spec: PROMPT-008..PROMPT-017, CDM-001, CDM-006, REG-027.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::code::CodeRuntime;
 use crate::executor::ExecutorTable;
@@ -72,6 +77,42 @@ struct Tools {
     registry: Weak<Registry>,
     code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
     executors: Weak<ExecutorTable>,
+    sdk_cache: Arc<Mutex<SdkCache>>,
+}
+
+/// SDK texts rendered at one registry generation, per (scope, language).
+#[derive(Default)]
+struct SdkCache {
+    generation: u64,
+    texts: Vec<(Option<ScopeKey>, String, Arc<str>)>,
+}
+
+/// Most (scope, language) texts kept for one generation.
+const SDK_CACHE_ENTRIES: usize = 64;
+
+impl SdkCache {
+    /// The text for `(scope, language)` at `generation`, rendered by `render` on a miss.
+    fn get_or_render(cache: &Mutex<Self>, generation: u64, scope: Option<&ScopeKey>, language: &str, render: impl FnOnce() -> String) -> Arc<str> {
+        {
+            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.generation == generation
+                && let Some((.., text)) = cache.texts.iter().find(|(s, l, _)| s.as_ref() == scope && l == language)
+            {
+                return Arc::clone(text);
+            }
+        }
+        // Rendered unlocked: two assemblies may both render once; either result is the same text.
+        let text: Arc<str> = render().into();
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.generation != generation {
+            *cache = Self { generation, texts: Vec::new() };
+        }
+        if cache.texts.len() >= SDK_CACHE_ENTRIES {
+            cache.texts.remove(0);
+        }
+        cache.texts.push((scope.cloned(), language.to_owned(), Arc::clone(&text)));
+        text
+    }
 }
 
 impl Tools {
@@ -139,8 +180,13 @@ impl Tools {
                     return Ok(String::new());
                 }
                 let runtime = require_code_runtime(tools.code_runtime(), mode)?;
-                let Some(render) = renderer(runtime.language()) else { return Ok(String::new()) };
-                Ok(render(&sdk_schemas(&registry, scope)))
+                let language = runtime.language();
+                let Some(render) = renderer(language) else { return Ok(String::new()) };
+                // Read before the render: a write meanwhile leaves the text under a generation no later
+                // assembly asks for.
+                let generation = registry.generation();
+                let text = SdkCache::get_or_render(&tools.sdk_cache, generation, scope, language, || render(&sdk_schemas(&registry, scope)));
+                Ok(text.to_string())
             })),
         }
     }
@@ -167,7 +213,7 @@ impl ToolsPromptLink {
         executors: Weak<ExecutorTable>,
         default_mode: ToolMode,
     ) -> Result<Self, PromptError> {
-        let tools = Tools { registry, code_runtime, executors };
+        let tools = Tools { registry, code_runtime, executors, sdk_cache: Arc::default() };
         let provider_tools = tools.clone();
         let mut global =
             vec![prompt.tools(None, Arc::new(move |context| provider_tools.wire_schemas(context.scope.as_ref())))];
@@ -258,6 +304,37 @@ mod tests {
 
     fn section_texts(prompt: &SystemPrompt, scope: Option<&ScopeKey>) -> Result<Vec<(String, String)>, PromptError> {
         Ok(prompt.assemble(scope)?.sections.into_iter().map(|s| (s.name, s.text)).collect())
+    }
+
+    /// The cached SDK text is never stale: it follows registration, unregistration, a mask and the
+    /// mounted runtime's language, and an unchanged registry gives the same text again.
+    #[test]
+    fn the_cached_sdk_text_follows_every_change() -> Result<(), PromptError> {
+        let err = |e: crate::RegisterError| PromptError::new(e.message);
+        let (prompt, rt) = runtime(ToolMode::Native)?;
+        let agent = ScopeKey::new("a1");
+        let _mounted = rt.mount_code_runtime(Arc::new(Fake("typescript")));
+        let _declared = rt.present_as(Some(&agent), ToolMode::Code).map_err(|e| PromptError::new(e.message))?;
+        let sdk = |prompt: &SystemPrompt| -> Result<String, PromptError> {
+            let sections = section_texts(prompt, Some(&agent))?;
+            Ok(sections.into_iter().find(|(name, _)| name == SDK_SECTION).map(|(_, text)| text).unwrap_or_default())
+        };
+        let alpha = rt.register(tool("alpha"), None).map_err(err)?;
+        let first = sdk(&prompt)?;
+        assert!(first.contains("alpha"), "{first}");
+        assert_eq!(sdk(&prompt)?, first, "unchanged registry, same text");
+        let _beta = rt.register(tool("beta"), None).map_err(err)?;
+        assert!(sdk(&prompt)?.contains("beta"), "a registration shows");
+        drop(alpha);
+        assert!(!sdk(&prompt)?.contains("alpha"), "an unregistration shows");
+        let mask = rt.restrict(&agent, crate::ToolFilter { allow: None, deny: Some(vec!["beta".into()]) }).map_err(|e| PromptError::new(e.to_string()))?;
+        assert!(!sdk(&prompt)?.contains("beta"), "a mask shows");
+        drop(mask);
+        let typescript = sdk(&prompt)?;
+        assert!(typescript.contains("beta"));
+        let _python = rt.mount_code_runtime(Arc::new(Fake("python")));
+        assert_ne!(sdk(&prompt)?, typescript, "the language shows");
+        Ok(())
     }
 
     #[test]

@@ -90,6 +90,23 @@ impl ToolFailure {
         Self { message: message.into(), info: Some(ErrorInfo::new(name, code)) }
     }
 
+    /// `AbortError` with code `ABORTED` and message `tool call aborted`: what a body returns to say "I
+    /// stopped because I was cancelled". The call's result is then exactly the one the pipeline gives a
+    /// cancelled call whose body succeeded, whereas any other `Err` a body returns is kept as that
+    /// body's own, uncoded failure (the body's failure wins over cancellation, CANC-003). Typed bodies
+    /// get it from [`ToolContext::until_cancelled`](crate::typed::ToolContext::until_cancelled) and
+    /// [`ToolContext::check_cancelled`](crate::typed::ToolContext::check_cancelled).
+    ///
+    /// ```
+    /// use dsh_tools::{ErrorCode, ToolExecutionResult, ToolFailure};
+    /// let result = ToolExecutionResult::from_failure(ToolFailure::aborted());
+    /// assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED));
+    /// assert_eq!(result.text(), ToolExecutionResult::aborted(Vec::new()).text());
+    /// ```
+    pub fn aborted() -> Self {
+        Self::harness("tool call aborted", "AbortError", ErrorCode::ABORTED)
+    }
+
     /// `ToolArgsError`: `invalid arguments: <violations joined by "; ">`.
     pub fn invalid_args(violations: &[String]) -> Self {
         Self::harness(

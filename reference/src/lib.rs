@@ -10,12 +10,20 @@
 //! The behaviour follows the TypeScript package `@deepseek-ai/dsh-tools@0.1.0-rc.8`, checked by this
 //! workspace's conformance suite.
 //!
-//! # Quickstart
+//! # Quickstart: one model turn
+//!
+//! An agent loop shows the model its tools, gets back a turn of tool calls, runs them, and answers each
+//! call with its result. [`turn::TurnExecutor`] runs a turn: the calls are checked by policy in model
+//! order, concurrency-safe calls overlap, every other call runs alone, and one result per call comes back
+//! in model order. [`provider`] converts to and from the chat APIs' shapes (OpenAI and Anthropic).
 //!
 //! ```
+//! use dsh_tools::provider::{ImageSource, openai};
+//! use dsh_tools::turn::TurnExecutor;
 //! use dsh_tools::typed::{JsonSchema, TypedTool};
-//! use dsh_tools::{ToolExecutionInput, ToolRuntime, ToolsConfig};
+//! use dsh_tools::{ToolRuntime, ToolsConfig};
 //! use serde::{Deserialize, Serialize};
+//! use serde_json::json;
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct WeatherArgs {
@@ -35,25 +43,47 @@
 //!     let weather = TypedTool::new("weather", "Current temperature in a city", |args: WeatherArgs, _ctx| async move {
 //!         Ok(Weather { city: args.city, celsius: 21.5 })
 //!     })
-//!     .concurrency_safe(true)
+//!     .concurrency_safe(true) // read-only: its calls may overlap
 //!     .build()?;
 //!     let _weather = rt.register(weather, None)?; // dropping the registration unregisters the tool
 //!
-//!     // What the model is shown: name, description and parameter schema of every tool.
-//!     for schema in rt.schemas(None) {
-//!         println!("{}", schema.to_json());
-//!     }
+//!     // The request's `tools`, in OpenAI's shape.
+//!     let tools = openai::tools(&rt.schemas(None));
+//!     assert_eq!(serde_json::to_value(&tools)?[0]["function"]["name"], "weather");
 //!
-//!     // A call the model made.
-//!     let call = ToolExecutionInput::new("call-1", "weather", serde_json::json!({ "city": "Oslo" }));
-//!     let result = rt.execute(call).await;
-//!     assert_eq!(result.text(), r#"{"city":"Oslo","celsius":21.5}"#); // what goes back to the model
+//!     // The model answered with two tool calls.
+//!     let message = json!({ "role": "assistant", "content": null, "tool_calls": [
+//!         { "id": "call_1", "type": "function", "function": { "name": "weather", "arguments": "{\"city\":\"Oslo\"}" } },
+//!         { "id": "call_2", "type": "function", "function": { "name": "weather", "arguments": "{}" } },
+//!     ]});
+//!     let calls = openai::parse_tool_calls(&message)?;
+//!     let turn = TurnExecutor::new(&rt).execute(calls).await;
+//!
+//!     // One tool message per call, in model order; a bad call is a result the model can correct.
+//!     let answers = openai::tool_messages(&turn.results, &ImageSource::from_attachment);
+//!     assert_eq!(answers[0]["content"], r#"{"city":"Oslo","celsius":21.5}"#);
+//!     assert_eq!(answers[1]["content"], r#"Error: invalid arguments: missing required property "city""#);
 //!     Ok(())
 //! }
 //! ```
 //!
-//! More complete programs are in `reference/examples/`: `native_step` (hooks, a denial, a wrapper, an
-//! abort), `code_mode_typescript` and `code_mode_python`.
+//! One call on its own is [`ToolRuntime::execute`]:
+//!
+//! ```
+//! use dsh_tools::typed::{JsonSchema, tool};
+//! use dsh_tools::{ToolExecutionInput, ToolRuntime};
+//! # #[derive(serde::Deserialize, JsonSchema)] struct Empty {}
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = ToolRuntime::new(Default::default());
+//! let _ping = rt.register(tool("ping", "Answer pong", |_: Empty, _| async move { Ok("pong") })?, None)?;
+//! let result = rt.execute(ToolExecutionInput::new("call-1", "ping", serde_json::json!({}))).await;
+//! assert_eq!(result.text(), "pong"); // what goes back to the model
+//! # Ok(()) }
+//! ```
+//!
+//! More complete programs are in `reference/examples/`: `agent_loop` (a whole loop over a scripted
+//! model: OpenAI-format calls, turns, a policy, one call cancelled mid-turn), `native_step` (hooks, a
+//! denial, a guard, a wrapper, a turn, an abort), `code_mode_typescript` and `code_mode_python`.
 //!
 //! # Cargo features
 //!
@@ -165,11 +195,15 @@
 //! # Cancellation
 //!
 //! Every call has a signal, a [`CancellationToken`] ([`ToolExecutionInput::with_signal`]); cancel it to
-//! abort the call. Cancellation is cooperative: a body that has started always runs to its end (typed
-//! bodies watch [`typed::ToolContext::cancelled`]), and the call then resolves to `ABORTED` if the body
-//! succeeded, or to the body's own failure. To stop calls with a deadline or a user's Esc, cancel the
-//! signal (a child token of a turn-wide token aborts with the turn) rather than dropping the `execute`
-//! future.
+//! abort the call. Cancellation is cooperative: a body that has started runs until it returns, and the
+//! call then resolves to `ABORTED` if the body succeeded, or to the body's own failure. A body says "I
+//! stopped because I was cancelled" with [`ToolFailure::aborted`] — typed bodies wrap their work in
+//! [`typed::ToolContext::until_cancelled`] (or call [`typed::ToolContext::check_cancelled`]) and return it
+//! with `?` — which is the same coded `ABORTED` result. To stop calls with a deadline or a user's Esc,
+//! cancel the signal (a child token of a turn-wide token aborts with the turn) rather than dropping the
+//! `execute` future. A body that ignores its signal is listed by [`ToolRuntime::in_flight`], can be
+//! dropped with [`ToolRuntime::abandon`], and is dropped at the body ceiling in any case
+//! ([`ToolRuntime::set_body_ceiling`], 15 minutes by default: `TOOL_TIMEOUT`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -262,17 +296,18 @@
 //! What the model sees, and how to make it useful:
 //!
 //! - **Native mode**: [`ToolRuntime::schemas`] gives each visible tool's name, description and parameter
-//!   schema, the shape chat APIs take for function tools. Typed tools get their descriptions from doc
-//!   comments on the argument fields.
+//!   schema; [`provider::openai::tools`] and [`provider::anthropic::tools`] put them in each chat API's
+//!   shape. Typed tools get their descriptions from doc comments on the argument fields.
 //! - **Results are text**: the model reads the content blocks ([`ToolExecutionResult::text`]). A failure
-//!   reads `Error: <message>`; argument errors name the field (``invalid arguments: missing field
-//!   `city` ``), so the model can correct its call. A typed tool's default content is its output as
+//!   reads `Error: <message>`; argument errors name the path (`invalid arguments: missing required
+//!   property "city"`, `"limit" is greater than the maximum of 20`), so the model can correct its call. A typed tool's default content is its output as
 //!   compact JSON (a string output as itself); give [`typed::TypedTool::render`] for prose.
 //! - **Code Mode SDK**: the SDK declares each tool's argument and return types from its schemas. Outside
 //!   the supported schema subset a type degrades to `unknown` (TypeScript) / `Any` (Python); typed tools
 //!   lower their derived schemas into the subset, dropping keywords it cannot carry (`format`,
-//!   `minimum`, …; [`typed::TypedTool::build_with_changes`] lists them), so put such constraints in the
-//!   description. Objects are open (`& Record<string, JsonValue>`) unless the type has
+//!   `minimum`, …; [`typed::TypedTool::build_with_changes`] lists them). Typed and MCP tools still
+//!   enforce them ([`schema::arguments`]), but the model learns them only from a failed call: put
+//!   such constraints in the description too. Objects are open (`& Record<string, JsonValue>`) unless the type has
 //!   `#[serde(deny_unknown_fields)]`.
 //! - **Concurrency**: the SDK tells the model that independent calls may overlap, but only calls of
 //!   tools marked concurrency-safe do; every other call runs alone.
@@ -280,16 +315,28 @@
 //! # Known Limitations
 //!
 //! - `ToolDefinition::timeout_ms` is a declaration: the pipeline does not enforce it; a `tools/execute`
-//!   wrapper that reads it does.
-//! - Cancellation is cooperative: an aborted call returns when its body does, and a body's own failure
-//!   is kept (only a success becomes `ABORTED`).
-//! - [`ToolRuntime::execute`] runs one call; classifying calls ([`ToolRuntime::execution_mode`]) and
-//!   overlapping the concurrency-safe ones of a turn is up to the caller.
+//!   wrapper that reads it does ([`wrappers::TimeoutPolicy`]). Every body is bounded by the body ceiling
+//!   regardless (15 minutes by default, [`ToolRuntime::set_body_ceiling`]).
+//! - Cancellation is cooperative: an aborted call returns when its body does (or at the body ceiling),
+//!   and a body's own failure is kept — only a success, or [`ToolFailure::aborted`], becomes `ABORTED`.
+//! - [`ToolRuntime::execute`] runs one call with no scheduling; a model turn's calls are scheduled by
+//!   [`turn::TurnExecutor`] (policy in model order, concurrency-safe calls overlapping, the others alone).
+//!   Overlapping `execute` calls yourself skips that contract.
 //! - Rust futures are lazy: a wrapper's inner call starts when it first polls `next.run()`, and each
 //!   wrapper's `next` runs at most once.
-//! - Raw parameter schemas are shown as given and not checked against the arguments.
+//! - A hand-written [`Parameters::Raw`] definition's arguments are not checked (the registry never checks
+//!   raw parameters, as upstream); typed and MCP tools check theirs in their bodies, and a raw body can
+//!   do the same with [`schema::arguments::ArgumentCheck`]. That check enforces what lowering removed from
+//!   the model's schema, so the model learns such a constraint from a failed call unless the description
+//!   states it.
+//! - [`provider`] covers OpenAI Chat Completions and Anthropic Messages only (not OpenAI's Responses API);
+//!   a tool message cannot hold images in Chat Completions, so they follow in a user message.
 //! - Values `serde_json` cannot hold (undefined, `NaN`, BigInt) cannot be expressed; `-0` is rejected as
 //!   an argument or output.
+//! - Code Mode with thousands of tools: the prompt's SDK text is cached per registry generation and the
+//!   TypeScript runtime makes a binding function on first use, but each `run_code` still lists every
+//!   visible tool once (about 3 ms a run at 10,000 tools against 0.5 ms at 10, release build), and the
+//!   Python runtime sends every name to its process.
 //! - Code Mode: a sub-call's image content reaches the model as a deferred user message, not in the
 //!   program's result; the Python runtime runs each program in a fresh process forked from a pre-started
 //!   interpreter (about a millisecond; the runtime's first run pays the interpreter's start-up, tens of
@@ -298,12 +345,13 @@
 //! # Layout
 //!
 //! Modules are layered, each importing only from the layers below it — bottom first: `value`, `scope`,
-//! `callback`, `presentation`, `content`; `error`, `execution`; `result`, `schema`, `sdk`; `definition`;
-//! `typed`; `hooks`, `approval`; `registry`, `prompt`; the pipeline; `code`; `contribution`; `runtime`
-//! (the facade). The re-exports below are for users of the crate; the modules themselves never import
+//! `callback`, `presentation`, `content`, `views`; `error`, `execution`; `result`, `schema`, `sdk`;
+//! `definition`; `typed`, `mcp`, `provider`; `hooks`, `approval`; `registry`, `prompt`; `executor`; the
+//! pipeline; `code`; `contribution`; `runtime` (the facade); `wrappers`, `turn`, `bodies`. The re-exports below are for users of the crate; the modules themselves never import
 //! through them.
 
 pub mod approval;
+pub mod bodies;
 mod callback;
 pub mod code;
 pub mod content;
@@ -317,6 +365,7 @@ pub mod mcp;
 mod pipeline;
 pub mod presentation;
 pub mod prompt;
+pub mod provider;
 pub mod registry;
 pub mod result;
 pub mod runtime;
@@ -344,6 +393,7 @@ pub use hooks::{
 };
 pub use hooks::{change_observer_fn, fallible_guard_fn, guard_fn, result_observer_fn};
 pub use tokio_util::sync::CancellationToken;
+pub use pipeline::inflight::InFlightBody;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };

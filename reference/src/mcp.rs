@@ -18,6 +18,15 @@
 //!
 //! Non-text content blocks (images, audio, resources) of a call result are not carried: the result
 //! content is rendered from the canonical value.
+//!
+//! Arguments are checked against the tool's full `inputSchema` (not the lowered one the model sees) before
+//! the caller runs ([`crate::schema::arguments`]): a call with a missing required field or a value the
+//! schema's `minimum`, `pattern`, `format`, … rejects is an `INVALID_ARGS` result naming the path, and
+//! the server never sees it. A schema whose constraints cannot be enforced (an unknown `format`, an
+//! invalid `pattern`) fails the import naming the tool and the reason; [`McpImportOptions`] turns the
+//! check off.
+//!
+//! Spec: ARG-016 (the registry still checks nothing: the check is the imported tool's own).
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,6 +37,7 @@ use crate::callback::BoxFuture;
 use crate::definition::{OutputDeclaration, Parameters, ToolDefinition};
 use crate::error::ToolFailure;
 use crate::execution::ToolRunContext;
+use crate::schema::arguments::ArgumentCheck;
 use crate::schema::lower::{LowerError, LoweringAction, LoweringChange, lower_json_schema};
 
 /// Calls one tool on the MCP server: `(tool name, arguments, the call's context)` → the `tools/call`
@@ -41,6 +51,29 @@ pub struct McpImport {
     pub definitions: Vec<ToolDefinition>,
     /// One report per listed tool, in list order.
     pub reports: Vec<McpToolReport>,
+}
+
+/// How [`import_tools_list_with`] imports.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct McpImportOptions {
+    /// Check each call's arguments against the tool's full `inputSchema` before calling the server
+    /// (default `true`). With `false` the server alone checks them.
+    pub check_arguments: bool,
+}
+
+impl Default for McpImportOptions {
+    fn default() -> Self {
+        Self { check_arguments: true }
+    }
+}
+
+impl McpImportOptions {
+    /// The same options with the argument check on or off.
+    pub fn check_arguments(mut self, check: bool) -> Self {
+        self.check_arguments = check;
+        self
+    }
 }
 
 /// What the import of one tool dropped or changed.
@@ -107,6 +140,28 @@ const KNOWN: [&str; 6] = ["name", "title", "description", "inputSchema", "output
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn import_tools_list(list: &Value, caller: McpCaller) -> Result<McpImport, McpImportError> {
+    import_tools_list_with(list, caller, &McpImportOptions::default())
+}
+
+/// [`import_tools_list`] with options (say, without the argument check).
+///
+/// ```
+/// use std::sync::Arc;
+/// use dsh_tools::mcp::{McpCaller, McpImportOptions, import_tools_list, import_tools_list_with};
+/// use serde_json::json;
+///
+/// let caller: McpCaller = Arc::new(|_, _, _| Box::pin(async { Ok(json!({ "content": [] })) }));
+/// // A format no checker knows cannot be enforced: the import says so, naming the tool...
+/// let list = json!([{ "name": "zip", "inputSchema": { "type": "object",
+///     "properties": { "code": { "type": "string", "format": "postcode" } } } }]);
+/// let error = import_tools_list(&list, Arc::clone(&caller)).unwrap_err();
+/// assert!(error.to_string().starts_with("MCP tool \"zip\" (tools[0]): inputSchema: cannot check arguments"));
+/// // ...unless the server is left to check its own arguments.
+/// let options = McpImportOptions::default().check_arguments(false);
+/// assert_eq!(import_tools_list_with(&list, caller, &options)?.definitions.len(), 1);
+/// # Ok::<(), dsh_tools::mcp::McpImportError>(())
+/// ```
+pub fn import_tools_list_with(list: &Value, caller: McpCaller, options: &McpImportOptions) -> Result<McpImport, McpImportError> {
     let tools = match list {
         Value::Array(tools) => tools,
         Value::Object(map) => match map.get("tools") {
@@ -117,14 +172,19 @@ pub fn import_tools_list(list: &Value, caller: McpCaller) -> Result<McpImport, M
     };
     let mut import = McpImport { definitions: Vec::with_capacity(tools.len()), reports: Vec::with_capacity(tools.len()) };
     for (index, tool) in tools.iter().enumerate() {
-        let (definition, report) = import_tool(index, tool, &caller)?;
+        let (definition, report) = import_tool(index, tool, &caller, options)?;
         import.definitions.push(definition);
         import.reports.push(report);
     }
     Ok(import)
 }
 
-fn import_tool(index: usize, tool: &Value, caller: &McpCaller) -> Result<(ToolDefinition, McpToolReport), McpImportError> {
+fn import_tool(
+    index: usize,
+    tool: &Value,
+    caller: &McpCaller,
+    options: &McpImportOptions,
+) -> Result<(ToolDefinition, McpToolReport), McpImportError> {
     let fail = |tool: Option<&str>, reason: String, lowering: Option<LowerError>| McpImportError {
         index,
         tool: tool.map(str::to_owned),
@@ -153,10 +213,16 @@ fn import_tool(index: usize, tool: &Value, caller: &McpCaller) -> Result<(ToolDe
     let lowered = |field: &str, schema: &Value| {
         lower_json_schema(schema).map_err(|e| fail(Some(name), format!("{field}: {e}"), Some(e)))
     };
-    let input = lowered("inputSchema", map.get("inputSchema").unwrap_or(&json!({"type": "object"})))?;
+    let default_input = json!({"type": "object"});
+    let input_schema = map.get("inputSchema").unwrap_or(&default_input);
+    let input = lowered("inputSchema", input_schema)?;
     if input.schema.get("type") != Some(&json!("object")) {
         return Err(fail(Some(name), "inputSchema must describe an object".into(), None));
     }
+    let check = match options.check_arguments {
+        false => None,
+        true => Some(Arc::new(ArgumentCheck::new(input_schema).map_err(|e| fail(Some(name), format!("inputSchema: {e}"), None))?)),
+    };
     let output = map.get("outputSchema").map(|schema| lowered("outputSchema", schema)).transpose()?;
     let mut changes: Vec<LoweringChange> = changes;
     let prefixed = |field: &'static str, list: Vec<LoweringChange>| list.into_iter().map(move |c| LoweringChange { path: format!("{field}.{}", c.path), ..c });
@@ -200,7 +266,9 @@ fn import_tool(index: usize, tool: &Value, caller: &McpCaller) -> Result<(ToolDe
         OutputDeclaration { schema: output_schema, render, presentation_meta: None },
         Arc::new(move |arguments, ctx| {
             let (caller, name) = (Arc::clone(&caller), tool_name.clone());
+            let checked = check.as_ref().map_or(Ok(()), |check| check.check(&arguments));
             Box::pin(async move {
+                checked?;
                 let result = caller(name.clone(), (*arguments).clone(), ctx).await?;
                 call_value(&name, result, structured)
             })

@@ -140,7 +140,7 @@ impl ToolExecutionResult {
 
     /// `ABORTED`: cancellation after the body was invoked; keeps the prior result's contexts.
     pub fn aborted(additional_contexts: Vec<Value>) -> Self {
-        let mut result = Self::from_failure(ToolFailure::harness("tool call aborted", "AbortError", ErrorCode::ABORTED));
+        let mut result = Self::from_failure(ToolFailure::aborted());
         *result.additional_contexts_mut() = additional_contexts;
         result
     }

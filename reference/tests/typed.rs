@@ -1,5 +1,5 @@
 //! The typed tool builder (`dsh_tools::typed`) end to end through a `ToolRuntime`: serde arguments
-//! (a failed deserialization is `INVALID_ARGS` and the body never runs), the serialized output as the
+//! (arguments the schema or serde rejects are `INVALID_ARGS` and the body never runs), the serialized output as the
 //! result's value, the default and custom renders, `ToolContext::defer_context`, `concurrency_safe`,
 //! lowered schemas that the SDK renders as real types (enums, tagged enums, options, maps included), and
 //! build errors that name the tool.
@@ -52,7 +52,7 @@ async fn bad_arguments_are_invalid_args_and_skip_the_body() {
     let _weather = rt.register(weather(Arc::clone(&calls)).build().unwrap(), None).unwrap();
     let result = rt.execute(ToolExecutionInput::new("c1", "weather", json!({ "days": 2 }))).await;
     assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
-    assert_eq!(result.text(), "Error: invalid arguments: missing field `city`");
+    assert_eq!(result.text(), r#"Error: invalid arguments: missing required property "city""#);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
 
@@ -176,4 +176,32 @@ async fn everyday_serde_shapes_build_register_and_round_trip() {
     );
     let sdk = dsh_tools::sdk::render_tools_sdk(&rt.sdk_schemas(None));
     assert!(!sdk.contains("report: unknown") && sdk.contains("\"celsius\""), "{sdk}");
+}
+
+#[tokio::test]
+async fn a_body_that_stops_on_cancellation_yields_the_coded_aborted_result() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Empty {}
+    let started = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&started);
+    let rt = ToolRuntime::new(Default::default());
+    let slow = tool("slow", "Wait for a result that never comes", move |_: Empty, ctx| {
+        let started = Arc::clone(&notify);
+        async move {
+            started.notify_one();
+            ctx.until_cancelled(std::future::pending::<()>()).await?;
+            ctx.check_cancelled()?;
+            Ok("unreachable")
+        }
+    })
+    .unwrap();
+    let _slow = rt.register(slow, None).unwrap();
+    let signal = dsh_tools::CancellationToken::new();
+    let call = rt.execute(ToolExecutionInput::new("c1", "slow", json!({})).with_signal(signal.clone()));
+    let (result, ()) = tokio::join!(call, async {
+        started.notified().await;
+        signal.cancel();
+    });
+    assert_eq!(result.error_code(), Some(&ErrorCode::ABORTED));
+    assert_eq!(result.to_json()["error"], json!({ "message": "tool call aborted", "info": { "name": "AbortError", "code": "ABORTED" } }));
 }

@@ -16,7 +16,9 @@
 //! Rust futures are lazy: the body starts when the wrapper first polls `next.run()`'s future, not when it
 //! calls `run()` (upstream's promise starts eagerly). Each wrapper's `next` runs at most once.
 //!
-//! The body-stage resolution applies the `code` collapse, as upstream's `resolveExecution` does.
+//! The body-stage resolution applies the `code` collapse, as upstream's `resolveExecution` does. The body
+//! runs under the pipeline's ceiling ([`inflight`](super::inflight)): listed while pending, dropped when
+//! it outlives the ceiling or the embedder abandons it.
 //!
 //! Spec: PIPE-001, PIPE-014..PIPE-017, UNK-006, ARG-004..ARG-006, ARG-016, CODE-006, CODE-010, WRAP-001..WRAP-008, FIN-006, FIN-007, CANC-001..CANC-008, WRAP-009, WRAP-010, UNK-013, REG-024, CANC-010, CANC-011, PIPE-022.
 //!
@@ -38,6 +40,7 @@ use crate::result::ToolExecutionResult;
 use crate::registry::{RUN_CODE_NAME, RegisteredTool, Registry};
 
 use super::entry::Call;
+use super::inflight::InFlight;
 use super::{Read, Stage, output, replace_if_cancelled};
 
 /// The `tools/execute`-only view of an execution: the same immutable execution plus a replaceable signal.
@@ -160,6 +163,7 @@ pub struct ExecuteNext<'a> {
     chain: &'a [HookEntry<Arc<dyn ExecuteWrapper>>],
     dexec: &'a DispatchExecution,
     registry: &'a Registry,
+    in_flight: &'a InFlight,
     call: &'a Call,
 }
 
@@ -169,21 +173,27 @@ impl<'a> ExecuteNext<'a> {
         if let Some((entry, tail)) = next_applying(self.chain, self.dexec.exec.agent.as_ref()) {
             return entry.hook.call(self.dexec, ExecuteNext { chain: tail, ..self });
         }
-        let (registry, call, dexec) = (self.registry, self.call, self.dexec);
+        let (registry, in_flight, call, dexec) = (self.registry, self.in_flight, self.call, self.dexec);
         Box::pin(async move {
-            let (result, canonical) = body_stage(registry, call, dexec.replacement(), Read::Stale).await;
+            let (result, canonical) = body_stage(registry, in_flight, call, dexec.replacement(), Read::Stale).await;
             Ok(DispatchResult { result, canonical_for: canonical.then_some(call.exec.token) })
         })
     }
 }
 
 /// Dispatch one prepared call through a snapshot of `wrappers`; the body stage resolves the tool in
-/// `registry`. With `Read::Fresh` and no wrapper in the way, the body stage relies on prepare's last
-/// read of the caller's signal.
-pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: &Registry, call: &Call, read: Read) -> Stage {
+/// `registry` and runs the body under `in_flight`'s ceiling. With `Read::Fresh` and no wrapper in the
+/// way, the body stage relies on prepare's last read of the caller's signal.
+pub(crate) async fn run(
+    wrappers: &HookList<Arc<dyn ExecuteWrapper>>,
+    registry: &Registry,
+    in_flight: &InFlight,
+    call: &Call,
+    read: Read,
+) -> Stage {
     let mut result = if let Some(chain) = wrappers.snapshot_for(call.exec.agent.as_ref()) {
         let dexec = DispatchExecution { exec: Arc::clone(&call.exec), replaced: Mutex::new(None) };
-        let next = ExecuteNext { chain: &chain, dexec: &dexec, registry, call };
+        let next = ExecuteNext { chain: &chain, dexec: &dexec, registry, in_flight, call };
         let outcome = match Contained(next.run()).await {
             Ok(outcome) => outcome,
             Err(panic) => Err(ToolFailure::message(panic)),
@@ -198,7 +208,7 @@ pub(crate) async fn run(wrappers: &HookList<Arc<dyn ExecuteWrapper>>, registry: 
         // No wrapper: the body stage directly, without boxing the chain. Its result is this execution's
         // own (a failure, or a success it validated), so there is nothing to normalize, and the body
         // stage read the signal after the body ran: the cancellation rule is applied already.
-        body_stage(registry, call, None, read).await.0
+        body_stage(registry, in_flight, call, None, read).await.0
     };
     let state = &call.exec.state;
     let deferred = match state.deferred_any.load(Ordering::SeqCst) {
@@ -235,6 +245,7 @@ fn normalize(registry: &Registry, call: &Call, dispatched: DispatchResult) -> Re
 /// signal is known live from the stage before.
 async fn body_stage(
     registry: &Registry,
+    in_flight: &InFlight,
     call: &Call,
     replacement: Option<CancellationToken>,
     read: Read,
@@ -270,7 +281,7 @@ async fn body_stage(
     let ctx = ToolRunContext::new(relay, Arc::clone(exec));
     let body = &tool.def.execute;
     let returned = match contain(|| body(Arc::clone(&exec.arguments), ctx)) {
-        Ok(future) => match fused.drive(Contained(future), &exec.state.replacement_first).await {
+        Ok(future) => match fused.drive(in_flight.bound(exec, signal, Contained(future)), &exec.state.replacement_first).await {
             Ok(returned) => returned,
             Err(panic) => Err(ToolFailure::message(panic)),
         },
@@ -339,7 +350,10 @@ impl Fused {
     /// Await `body` to completion while relaying cancellation into the fused signal; `replacement_first`
     /// is set when the wrapper's signal is the source that aborted first (the body's reason then is the
     /// replacement's, not the caller's).
-    async fn drive<T>(&self, body: Contained<'_, T>, replacement_first: &AtomicBool) -> Result<T, String> {
+    async fn drive<B, T>(&self, body: B, replacement_first: &AtomicBool) -> Result<T, String>
+    where
+        B: Future<Output = Result<T, String>> + Unpin,
+    {
         match self {
             Self::Caller => body.await,
             Self::Relay { fused, caller, wrapper } => {
@@ -356,16 +370,16 @@ impl Fused {
     }
 }
 
-struct Relay<'a, 'b, T> {
-    body: Contained<'a, T>,
+struct Relay<'b, B> {
+    body: B,
     caller: Pin<Box<WaitForCancellationFuture<'b>>>,
     wrapper: Pin<Box<WaitForCancellationFuture<'b>>>,
     fused: Option<&'b CancellationToken>,
     replacement_first: &'b AtomicBool,
 }
 
-impl<T> Future for Relay<'_, '_, T> {
-    type Output = Result<T, String>;
+impl<B: Future + Unpin> Future for Relay<'_, B> {
+    type Output = B::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;

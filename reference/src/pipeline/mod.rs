@@ -28,6 +28,7 @@
 pub(crate) mod dispatch;
 pub(crate) mod entry;
 pub(crate) mod guards;
+pub(crate) mod inflight;
 pub(crate) mod output;
 pub(crate) mod post_execute;
 pub(crate) mod pre_execute;
@@ -76,6 +77,8 @@ pub(crate) struct Pipeline {
     pub(crate) logs: Arc<HookList<LogSink>>,
     pub(crate) approval: Arc<Slot<Arc<dyn ApprovalSeam>>>,
     pub(crate) abort_reasons: AbortReasons,
+    /// The bodies pending now, and the ceiling on each.
+    pub(crate) in_flight: inflight::InFlight,
 }
 
 impl Pipeline {
@@ -90,6 +93,7 @@ impl Pipeline {
             logs: HookList::new(),
             approval: Slot::new(),
             abort_reasons: AbortReasons::default(),
+            in_flight: inflight::InFlight::new(),
         }
     }
 
@@ -107,7 +111,7 @@ impl Pipeline {
             let stage = if let Prepared::Done(stage) = self.prepare(&call).await {
                 stage
             } else {
-                dispatch::run(&self.execute_wrappers, &self.registry, &call, Read::Fresh).await
+                dispatch::run(&self.execute_wrappers, &self.registry, &self.in_flight, &call, Read::Fresh).await
             };
             self.commit(&call, stage, Read::Fresh).await
         }
@@ -126,7 +130,7 @@ impl Pipeline {
 
     /// Stage 4: the wrappers around the body, started on its own (the caller's signal is read again).
     pub(crate) async fn dispatch(&self, call: &entry::Call) -> Stage {
-        dispatch::run(&self.execute_wrappers, &self.registry, call, Read::Stale).await
+        dispatch::run(&self.execute_wrappers, &self.registry, &self.in_flight, call, Read::Stale).await
     }
 
     /// The commit of a dispatched or prepared result, started on its own (the caller's signal is read

@@ -155,6 +155,12 @@ impl Registry {
         layers
     }
 
+    /// The current generation: what [`unchanged_since`](Self::unchanged_since) compares against, for a
+    /// cache of something derived from the layers (the prompt's SDK text).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
     /// Whether no layer was locked for writing since a read that saw `generation` (so what that read
     /// resolved — outside the reserved `run_code` name, whose definition follows the mounted code runtime —
     /// is what a resolution now would give).

@@ -11,11 +11,10 @@
 //!
 //! Spec: REG-015..REG-018, UNK-001..UNK-005, SCOPE-001..SCOPE-005, SCOPE-012, CODE-002, CODE-013, SCOPE-018..SCOPE-020, SCOPE-023.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::layer::Layer;
-use super::{Layers, RUN_CODE_NAME, RegisteredTool, Registry};
+use super::{FastMap, Layers, RUN_CODE_NAME, RegisteredTool, Registry};
 use crate::definition::ToolSchema;
 use crate::presentation::ToolMode;
 use crate::scope::ScopeKey;
@@ -48,8 +47,14 @@ impl Registry {
     /// (replacing in place, or appended).
     pub(crate) fn visible(&self, scope: Option<&ScopeKey>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.read();
+        let transport = self.transport_for(&layers, scope);
+        let Some(scope) = scope else {
+            // The global layer alone: its names are unique, so no shadowing map is needed (with 10,000
+            // tools the map was most of a `run_code`'s binding setup).
+            return layers.global.ordered().map(|(_, tool)| Arc::clone(tool)).chain(transport).collect();
+        };
         let mut out: Vec<(Arc<str>, Arc<RegisteredTool>)> = Vec::new();
-        let mut position: HashMap<Arc<str>, usize> = HashMap::new();
+        let mut position: FastMap<Arc<str>, usize> = FastMap::default();
         let mut place = |out: &mut Vec<(Arc<str>, Arc<RegisteredTool>)>, name: &Arc<str>, tool: &Arc<RegisteredTool>| {
             match position.get(name) {
                 Some(&i) => out[i].1 = Arc::clone(tool),
@@ -62,8 +67,6 @@ impl Registry {
         for (name, tool) in layers.global.ordered() {
             place(&mut out, name, tool);
         }
-        let transport = self.transport_for(&layers, scope);
-        let Some(scope) = scope else { return out.into_iter().map(|(_, t)| t).chain(transport).collect() };
         let chain: Vec<&ScopeKey> = scope.chain().collect();
         for key in chain.iter().skip(1).rev() {
             if let Some(layer) = layers.scoped.get(*key) {
@@ -74,7 +77,7 @@ impl Registry {
         }
         let masks: Vec<&Layer> = chain.iter().filter_map(|key| layers.scoped.get(*key)).collect();
         out.retain(|(name, _)| masks.iter().all(|layer| layer.admits(name)));
-        let mut position: HashMap<Arc<str>, usize> =
+        let mut position: FastMap<Arc<str>, usize> =
             out.iter().enumerate().map(|(i, (name, _))| (Arc::clone(name), i)).collect();
         if let Some(own) = layers.scoped.get(scope) {
             for (name, tool) in own.ordered() {

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use crate::error::JsonSchemaError;
+use crate::schema::arguments::ArgumentCheckError;
 use crate::schema::lower::LowerError;
 
 /// Which of a typed tool's two schemas an error is about.
@@ -33,6 +34,10 @@ pub enum TypedToolErrorKind {
     Lowering(LowerError),
     /// The lowered schema is still outside the supported subset.
     Unsupported(JsonSchemaError),
+    /// The arguments schema holds a constraint the argument check cannot enforce (an unknown `format`,
+    /// an invalid `pattern`); fix the type or build with
+    /// [`TypedTool::check_arguments(false)`](super::TypedTool::check_arguments).
+    ArgumentCheck(ArgumentCheckError),
     /// The arguments type does not derive an object schema (tool arguments are a JSON object: use a
     /// struct).
     ArgumentsNotObject,
@@ -64,6 +69,7 @@ impl fmt::Display for TypedToolError {
                 write!(f, "cannot lower `{}` at {}: {}", e.keyword, e.path, e.reason)
             }
             TypedToolErrorKind::Unsupported(e) => write!(f, "{e}"),
+            TypedToolErrorKind::ArgumentCheck(e) => write!(f, "{e}"),
             TypedToolErrorKind::ArgumentsNotObject => f.write_str("the arguments type must be a struct (a JSON object)"),
         }
     }
@@ -74,6 +80,7 @@ impl std::error::Error for TypedToolError {
         match &self.kind {
             TypedToolErrorKind::Lowering(e) => Some(e),
             TypedToolErrorKind::Unsupported(e) => Some(e),
+            TypedToolErrorKind::ArgumentCheck(e) => Some(e),
             TypedToolErrorKind::ArgumentsNotObject => None,
         }
     }

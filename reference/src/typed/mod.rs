@@ -30,8 +30,13 @@
 //! `schemars = "1"` itself (the version this crate re-exports as [`schemars`]). Doc comments on fields
 //! become the schema's descriptions; `#[serde(deny_unknown_fields)]` closes an object.
 //!
-//! A failed deserialization is an `INVALID_ARGS` result (`invalid arguments: <serde's message>`); the
-//! body is not called. Without [`TypedTool::render`], the content is one text block: the value itself
+//! Arguments are checked against the arguments type's full schema — the one `schemars` derived, before
+//! lowering dropped what the model's schema cannot say (`#[schemars(range(min = 1))]`, `length`,
+//! `regex`, integer widths) — and a violation is an `INVALID_ARGS` result naming its path
+//! (`invalid arguments: "limit" is less than the minimum of 1`); the handler is not called. A constraint
+//! the check cannot enforce (an unknown `format`) fails [`TypedTool::build`] with the reason; turn the
+//! check off with [`TypedTool::check_arguments`]. A failed deserialization is an `INVALID_ARGS` result
+//! too (`invalid arguments: <serde's message>`). Without [`TypedTool::render`], the content is one text block: the value itself
 //! when it is a string, its JSON text otherwise.
 
 mod context;
@@ -49,6 +54,7 @@ use serde_json::Value;
 use crate::definition::{OutputDeclaration, Parameters, RenderFn, ToolBody, ToolDefinition};
 use crate::error::ToolFailure;
 use crate::execution::ToolRunContext;
+use crate::schema::arguments::ArgumentCheck;
 use crate::schema::check::assert_supported_json_schema;
 use crate::schema::lower::{LoweringChange, lower_json_schema};
 
@@ -65,6 +71,7 @@ pub struct TypedTool<A, O> {
     render: Option<RenderFn>,
     concurrency_safe: bool,
     timeout: Option<Duration>,
+    check_arguments: bool,
     types: PhantomData<fn(A) -> O>,
 }
 
@@ -99,6 +106,7 @@ where
             render: None,
             concurrency_safe: false,
             timeout: None,
+            check_arguments: true,
             types: PhantomData,
         }
     }
@@ -114,6 +122,34 @@ where
     /// that reads it.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether each call's arguments are checked against the arguments type's full derived schema before
+    /// the handler runs (default `true`; see the module docs). With `false` only `serde` checks them, and
+    /// the constraints lowering dropped (`range`, `length`, `regex`, …) are enforced by nothing.
+    ///
+    /// ```
+    /// use dsh_tools::typed::{JsonSchema, TypedTool};
+    /// use dsh_tools::{ErrorCode, ToolExecutionInput, ToolRuntime};
+    ///
+    /// #[derive(serde::Deserialize, JsonSchema)]
+    /// struct Page {
+    ///     #[schemars(range(min = 1, max = 20))]
+    ///     limit: u32,
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let page = TypedTool::new("page", "One page", |p: Page, _| async move { Ok(p.limit) }).build()?;
+    /// let rt = ToolRuntime::new(Default::default());
+    /// let _page = rt.register(page, None)?;
+    /// // The model's schema has no maximum (the subset cannot say it), but the call is still checked:
+    /// let result = rt.execute(ToolExecutionInput::new("c1", "page", serde_json::json!({ "limit": 50 }))).await;
+    /// assert_eq!(result.error_code(), Some(&ErrorCode::INVALID_ARGS));
+    /// assert_eq!(result.text(), r#"Error: invalid arguments: "limit" is greater than the maximum of 20"#);
+    /// # Ok(()) }
+    /// ```
+    pub fn check_arguments(mut self, check: bool) -> Self {
+        self.check_arguments = check;
         self
     }
 
@@ -146,11 +182,19 @@ where
         if arguments.0.get("type").and_then(Value::as_str) != Some("object") {
             return Err(TypedToolError::new(&self.name, Declaration::Arguments, TypedToolErrorKind::ArgumentsNotObject));
         }
+        let body = match self.check_arguments {
+            false => self.body,
+            true => {
+                let check = ArgumentCheck::new(&arguments.2)
+                    .map_err(|e| TypedToolError::new(&self.name, Declaration::Arguments, TypedToolErrorKind::ArgumentCheck(e)))?;
+                checked(Arc::new(check), self.body)
+            }
+        };
         let output = derive::<O>(&self.name, Declaration::Output)?;
         let render = self.render.unwrap_or_else(|| Arc::new(default_render));
         let declaration = OutputDeclaration { schema: output.0, render, presentation_meta: None };
         let mut definition =
-            ToolDefinition::new(self.name, self.description, Parameters::Raw(arguments.0), declaration, self.body);
+            ToolDefinition::new(self.name, self.description, Parameters::Raw(arguments.0), declaration, body);
         if self.concurrency_safe {
             definition = definition.concurrency_safe(true);
         }
@@ -196,8 +240,17 @@ pub struct SchemaChanges {
     pub output: Vec<LoweringChange>,
 }
 
-/// `T`'s schema, derived (for deserializing arguments, for serializing output), lowered and checked.
-fn derive<T: JsonSchema>(tool: &str, declaration: Declaration) -> Result<(Value, Vec<LoweringChange>), TypedToolError> {
+/// `body` behind the argument check: a violation fails the call before `body` runs.
+fn checked(check: Arc<ArgumentCheck>, body: ToolBody) -> ToolBody {
+    Arc::new(move |args: Arc<Value>, run: ToolRunContext| match check.check(&args) {
+        Ok(()) => body(args, run),
+        Err(failure) => Box::pin(std::future::ready(Err(failure))),
+    })
+}
+
+/// `T`'s schema, derived (for deserializing arguments, for serializing output), lowered and checked;
+/// the derived schema itself comes third (the argument check's).
+fn derive<T: JsonSchema>(tool: &str, declaration: Declaration) -> Result<(Value, Vec<LoweringChange>, Value), TypedToolError> {
     let settings = schemars::generate::SchemaSettings::draft2020_12();
     let settings = match declaration {
         Declaration::Arguments => settings.for_deserialize(),
@@ -208,7 +261,7 @@ fn derive<T: JsonSchema>(tool: &str, declaration: Declaration) -> Result<(Value,
         .map_err(|e| TypedToolError::new(tool, declaration, TypedToolErrorKind::Lowering(e)))?;
     assert_supported_json_schema(&lowered.schema)
         .map_err(|e| TypedToolError::new(tool, declaration, TypedToolErrorKind::Unsupported(e)))?;
-    Ok((lowered.schema, lowered.changes))
+    Ok((lowered.schema, lowered.changes, derived.to_value()))
 }
 
 /// The default content: one text block, the value itself when it is a string, else its JSON text.

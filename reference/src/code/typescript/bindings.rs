@@ -5,6 +5,9 @@
 //! of the namespace's error class — a real `Error` subclass, so `instanceof` works — carrying the binding's
 //! name in the declared member property (plain `Error` when the namespace declares no class).
 //!
+//! A namespace of many functions is materialized on demand instead (`lazy.rs`), with the same observable
+//! shape.
+//!
 //! A pending call is charged to the run's heap budget (`budget.rs`): un-awaited calls in a loop run into
 //! the heap cap (`worker-exit`), never into the host's memory.
 //!
@@ -13,6 +16,7 @@
 //! values cross whole).
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rquickjs::function::Opt;
 use rquickjs::object::Property;
@@ -54,7 +58,7 @@ pub(crate) fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host<'js>>,
     make_error_class: &Function<'js>,
-    namespaces: &[CodeBindingNamespace],
+    namespaces: &[Arc<CodeBindingNamespace>],
 ) -> rquickjs::Result<(Vec<String>, Vec<JsValue<'js>>)> {
     let mut names = Vec::new();
     let mut values = Vec::new();
@@ -72,12 +76,20 @@ pub(crate) fn install<'js>(
             None => None,
         };
         host.classes.borrow_mut().push(class);
+        names.push(namespace.global.clone());
+        if namespace.functions.len() >= super::lazy::LAZY_FROM {
+            let host = host.clone();
+            let make = move |ctx: &Ctx<'js>, member: &str, binding: &BindingFn| {
+                binding_function(ctx, &host, member.to_owned(), binding.clone(), index)
+            };
+            values.push(super::lazy::namespace(ctx, namespace, make)?);
+            continue;
+        }
         let object = Object::new_proto(ctx.clone(), None)?;
         for (member, binding) in &namespace.functions {
             let function = binding_function(ctx, host, member.clone(), binding.clone(), index)?;
             object.prop(member.as_str(), Property::from(function).enumerable())?;
         }
-        names.push(namespace.global.clone());
         values.push(object.into_value());
     }
     names.extend(class_names);

@@ -98,7 +98,7 @@ const SIGNAL_KEY: u64 = 0;
 /// Everything one run needs.
 pub(crate) struct RunSpec {
     pub(crate) code: String,
-    pub(crate) namespaces: Vec<CodeBindingNamespace>,
+    pub(crate) namespaces: Vec<Arc<CodeBindingNamespace>>,
     pub(crate) signal: RunSignal,
     pub(crate) limits: CodeRuntimeLimits,
     pub(crate) dropped: CancellationToken,

@@ -31,6 +31,7 @@ mod budget;
 mod console;
 mod engine;
 mod host;
+mod lazy;
 mod ledger;
 mod lossless;
 mod pool;
@@ -45,7 +46,7 @@ mod persistent_tests;
 
 // Contributors — files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop,
 // limits), `host.rs` (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection
-// class), `lossless.rs` (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim,
+// class), `lazy.rs` (large namespaces as a proxy, functions made on first use), `lossless.rs` (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim,
 // `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads),
 // `budget.rs` (one heap budget for the engine's allocator and what the host holds for the program).
 // Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
@@ -183,7 +184,8 @@ fn run_on_thread(
         }
     };
     let released = resident.as_ref().map(|r| r.released.clone());
-    let spec = engine::RunSpec { code, namespaces: request.bindings, signal: request.signal, limits, dropped, released };
+    let namespaces = request.bindings.into_iter().map(Arc::new).collect();
+    let spec = engine::RunSpec { code, namespaces, signal: request.signal, limits, dropped, released };
     let Some(resident) = resident else { return (engine::execute(&spec), None) };
     let engine = match resident.engine {
         Some(engine) => engine,

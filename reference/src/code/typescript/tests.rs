@@ -712,7 +712,7 @@ fn figures_breakdown() {
     time("engine", &|| {
         let spec = super::engine::RunSpec {
             code: "return 1".to_owned(),
-            namespaces: vec![tools()],
+            namespaces: vec![Arc::new(tools())],
             signal: RunSignal::new(),
             limits: limits(),
             dropped: tokio_util::sync::CancellationToken::new(),
