@@ -3,14 +3,15 @@
 //! text; `execute` rejects a model-direct call to a masked tool before dispatch and delegates everything
 //! else — program calls, native tools, names registered nowhere — to the native executor.
 //!
-//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025.
+//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025, CDM-045.
 
 use std::sync::Arc;
 
 use dsh_tools::BoxFuture;
 use dsh_tools::definition::ToolSchema;
 use dsh_tools::prompt::{PromptError, PromptSection, SectionText};
-use dsh_tools::sdk::renderer;
+use dsh_tools::code::CodeExecutionMode;
+use dsh_tools::sdk::{ProgramState, SdkUsage, renderer_with};
 use dsh_tools::{NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
 
 use crate::rules::{CODE_RUN_NAME, rejection};
@@ -22,6 +23,16 @@ pub const SDK_SECTION: &str = "tools:sdk";
 pub const SDK_SECTION_ORDER: f64 = 150.0;
 /// The opening of the section's text; the SDK of the program's bindings follows.
 pub const CODE_MODE_INSTRUCTIONS: &str = "Some tools are reachable only from code: call `code_run` with a program (`code`, and a one-line `description`). Inside it, every tool declared below is an async function of the `tools` namespace; only what the program returns or logs comes back to you.";
+
+/// How the SDK text describes `code_run`: under its own name (nothing in the preset's prompt names
+/// `run_code`, CDM-045), without the image attachment and the call scheduling rc.8's transport makes
+/// (program calls run as the program makes them), and saying whether an
+/// agent's state survives between runs — the model cannot tell otherwise.
+pub fn sdk_usage(mode: CodeExecutionMode) -> SdkUsage<'static> {
+    // Only a persistent mode keeps anything; any other mode runs fresh.
+    let state = if mode == CodeExecutionMode::PersistentInMemory { ProgramState::Persistent } else { ProgramState::Fresh };
+    SdkUsage { transport: CODE_RUN_NAME, attaches_images: false, schedules_calls: false, state }
+}
 
 /// The preset's executor (seed 002's `CodemodeExecutor`).
 pub struct CodemodeExecutor {
@@ -56,11 +67,11 @@ impl ToolExecutor for CodemodeExecutor {
             text: SectionText::Dynamic(Arc::new(move |context| {
                 let Some(runtime) = shared.runtime.upgrade() else { return Ok(String::new()) };
                 let language = shared.code_runtime.language().to_owned();
-                let render = renderer(&language)
+                let render = renderer_with(&language)
                     .ok_or_else(|| PromptError::new(format!("dsh-codemode: no SDK renderer for runtime language \"{language}\"")))?;
                 let bindings: Vec<_> =
                     runtime.sdk_schemas(context.scope.as_ref()).into_iter().filter(|s| s.name != CODE_RUN_NAME).collect();
-                Ok(format!("{CODE_MODE_INSTRUCTIONS}\n\n{}", render(&bindings)))
+                Ok(format!("{CODE_MODE_INSTRUCTIONS}\n\n{}", render(&sdk_usage(shared.code_runtime.execution_mode()), &bindings)))
             })),
         }]
     }

@@ -31,7 +31,7 @@ pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String>
     let body: dsh_tools::ToolBody = Arc::new(move |args, ctx| Box::pin(run(Arc::clone(&shared), args, ctx)));
     Ok(ToolDefinition::new(
         CODE_RUN_NAME,
-        flavor.description.replace(" Image-bearing subtool results are attached after the run.", "").replace("run_code", CODE_RUN_NAME),
+        flavor.summary, // rc.8's description less the image sentence: program calls attach no images
         Parameters::Dsl(parameter_spec(&flavor)),
         OutputDeclaration {
             schema: output_spec(),
