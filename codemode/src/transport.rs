@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dsh_tools::code::flavor::{output_spec, parameter_spec, resolve_flavor};
-use dsh_tools::code::render::{NO_OUTPUT, render_output};
+use dsh_tools::code::render::{NO_OUTPUT, render_output_capped};
 use dsh_tools::code::{
     BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, DEFAULT_ABORT_REASON, RunSignal,
 };
@@ -27,6 +27,8 @@ use crate::shared::Shared;
 /// `description`) and output (`{ logs, result? }`), under the plugin's name.
 pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String> {
     let flavor = resolve_flavor(Some(shared.code_runtime.language())).map_err(|e| e.message)?;
+    // The code runtime's model-text cap (`CodeRuntimeLimits::max_model_text_bytes`) bounds what reaches the model.
+    let cap = shared.code_runtime.run_limits().and_then(|limits| limits.max_model_text_bytes);
     let shared = Arc::clone(shared);
     let body: dsh_tools::ToolBody = Arc::new(move |args, ctx| Box::pin(run(Arc::clone(&shared), args, ctx)));
     Ok(ToolDefinition::new(
@@ -35,9 +37,9 @@ pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String>
         Parameters::Dsl(parameter_spec(&flavor)),
         OutputDeclaration {
             schema: output_spec(),
-            render: Arc::new(|_, value| {
+            render: Arc::new(move |_, value| {
                 let logs: Vec<String> = value["logs"].as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_owned)).collect();
-                let text = render_output(&logs, value.get("result"));
+                let text = render_output_capped(&logs, value.get("result"), cap);
                 // rc.8's constant names its own transport; this one is `code_run`.
                 let text = if text == NO_OUTPUT { NO_OUTPUT_TEXT.to_owned() } else { text };
                 Ok(vec![json!({ "type": "text", "text": text })])
@@ -90,7 +92,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     signal.abort("code run settled");
     match outcome {
         Err(misuse) => Err(ToolFailure::message(misuse.message)),
-        Ok(result) => result.into_transport_value(),
+        Ok(result) => result.into_transport_value_capped(shared.code_runtime.run_limits().and_then(|l| l.max_model_text_bytes)),
     }
 }
 

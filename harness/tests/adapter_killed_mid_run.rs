@@ -1,5 +1,5 @@
-//! The reference adapter killed mid-run leaves nothing behind (and the hostile Python corpus of
-//! `reference/tests/hostile/python` settles through it first): a `run_code` step whose Python program
+//! The reference adapter killed mid-run leaves nothing behind (and the hostile corpora of
+//! `reference/tests/hostile/` settle through it first): a `run_code` step whose Python program
 //! never ends (busy, sleeping, or stopped by its own `SIGSTOP`) outlives the harness's `--step-timeout`, the
 //! harness kills the adapter (`SIGKILL`, a TIMEOUT), and afterwards no process the adapter started — its
 //! fork server, the run, a spare — exists. They are found by their working directory: the harness runs in
@@ -15,16 +15,21 @@ use std::time::{Duration, Instant};
 use common::{harness_in, spec_with, temp_dir};
 
 fn scenario(id: &str, program: &str) -> String {
-    scenario_within(id, program, 600_000)
+    scenario_within(id, "python", program, 600_000)
 }
 
-/// One `run_code` step running `program` in Python under `wall_ms` (busy budget alike) and a 1 MiB output
-/// ledger (a flood's 64 MiB result is the rendering's business, not this test's).
-fn scenario_within(id: &str, program: &str, wall_ms: u64) -> String {
+/// The tools the corpus programs call: `x` answers `{}`, `echo` its argument, `hang` waits for its abort.
+const TOOLS: &str = "  tools:\n    - { name: x, rawParameters: { type: object }, output: { schema: { type: object }, render: json }, body: [{ return: {} }] }\n    \
+                     - { name: echo, rawParameters: { type: object }, output: { schema: { type: object }, render: json }, body: [{ returnArgument: \"\" }] }\n    \
+                     - { name: hang, rawParameters: { type: object }, output: { schema: { type: object }, render: json }, body: [{ awaitAbort: true }] }\n";
+
+/// One `run_code` step running `program` in `runtime` under `wall_ms` (busy budget alike), a 64 MiB heap
+/// cap and a 1 MiB output ledger (a flood's 64 MiB result is the rendering's business, not this test's).
+fn scenario_within(id: &str, runtime: &str, program: &str, wall_ms: u64) -> String {
     let code: String = program.lines().map(|l| format!("              {l}\n")).collect();
     format!(
-        "id: {id}\nrules: [T-001]\nlevel: must\ndescription: A hostile Python program.\nsetup:\n  mode: code\n  runtime: python\n  \
-         runtimeLimits: {{ computeMs: {wall_ms}, maxWallMs: {wall_ms}, maxOutputBytes: 1048576 }}\n  agents: [a]\nsteps:\n  - execute:\n      callId: c1\n      name: run_code\n      \
+        "id: {id}\nrules: [T-001]\nlevel: must\ndescription: A hostile {runtime} program.\nsetup:\n  mode: code\n  runtime: {runtime}\n  \
+         runtimeLimits: {{ computeMs: {wall_ms}, maxWallMs: {wall_ms}, maxOutputBytes: 1048576, maxHeapMb: 64 }}\n  agents: [a]\n{TOOLS}steps:\n  - execute:\n      callId: c1\n      name: run_code\n      \
          agent: a\n      arguments:\n        description: hostile\n        code: |-\n{code}    expect:\n      result: {{ isError: false }}\n"
     )
 }
@@ -92,21 +97,26 @@ fn a_timed_out_python_run_leaves_no_process_when_the_harness_kills_the_adapter()
     assert!(left.is_empty(), "processes left behind by killed adapters: {left:?}");
 }
 
-/// The whole hostile Python corpus (`reference/tests/hostile/python`) through the reference adapter, then a
+/// The whole hostile corpus (`reference/tests/hostile/`, Python and TypeScript) through the reference adapter, then a
 /// program that never ends and a killed adapter: every corpus trial settles (PASS or FAIL — its result is
 /// not what this checks — never CRASH or TIMEOUT), and nothing any of them started is left.
 #[test]
 fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
     let dir = temp_dir("adapter-hostile-corpus");
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/tests/hostile/python");
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut names: Vec<String> = std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".py")).collect();
-    names.sort();
-    assert!(names.len() >= 25, "the corpus is there: {}", corpus.display());
-    for name in &names {
-        let program = std::fs::read_to_string(corpus.join(name)).unwrap();
-        let id = format!("hostile-{}", name.trim_end_matches(".py").replace('_', "-"));
-        files.push((format!("{id}.yaml"), scenario_within(&id, &program, 3_000)));
+    let mut names: Vec<String> = Vec::new();
+    for (runtime, folder, extension, at_least) in [("python", "python", ".py", 25), ("typescript", "typescript", ".ts", 13)] {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/tests/hostile").join(folder);
+        let mut these: Vec<String> =
+            std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(extension)).collect();
+        these.sort();
+        assert!(these.len() >= at_least, "the corpus is there: {}", corpus.display());
+        for name in these {
+            let program = std::fs::read_to_string(corpus.join(&name)).unwrap();
+            let id = format!("hostile-{runtime}-{}", name.trim_end_matches(extension).replace('_', "-"));
+            files.push((format!("{id}.yaml"), scenario_within(&id, runtime, &program, 3_000)));
+            names.push(name);
+        }
     }
     files.push(("zz-never.yaml".to_owned(), scenario("zz-never-ends", "while True:\n    pass")));
     let (work, output, report_text) = run_through_adapter(&dir, &files, "15");

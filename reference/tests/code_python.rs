@@ -21,7 +21,7 @@ use dsh_tools::code::{
 use serde_json::{Value, json};
 
 fn limits() -> CodeRuntimeLimits {
-    CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: 60_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 256 << 20 }
+    CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: 60_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 256 << 20, max_model_text_bytes: None }
 }
 
 fn runtime(limits: CodeRuntimeLimits) -> PythonRuntime {

@@ -54,7 +54,7 @@ fn corpus() -> Vec<Case> {
 fn parse(path: &std::path::Path) -> Case {
     let program = std::fs::read_to_string(path).unwrap();
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-    let mut limits = CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: 5_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 64 << 20 };
+    let mut limits = CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: 5_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 64 << 20, max_model_text_bytes: None };
     let (mut expect, mut pattern, mut absent, mut hostile) = (None, None, Vec::new(), false);
     for line in program.lines().take_while(|l| l.starts_with('#')) {
         let Some((key, value)) = line.trim_start_matches('#').trim().split_once(':') else { continue };

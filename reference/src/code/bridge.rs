@@ -12,7 +12,8 @@
 //! (`run_code run is over (<reason>); <name> tool call abandoned`); a binding called once the run is over
 //! fails with `... <name> not dispatched`, a result arriving then with `... <name> result discarded`.
 //! A failed run is `CodeRunFailedError` (`CODE_RUN_FAILED`): `code run failed (<kind>): <message>`, plus
-//! `\nCaptured output:\n<logs>` when there are logs; a successful one is `{ logs, result? }`.
+//! `\nCaptured output:\n<logs>` when there are logs, the whole text under the runtime's model-text cap
+//! (`CodeRuntimeLimits::max_model_text_bytes`, `render.rs`); a successful one is `{ logs, result? }`.
 //!
 //! The reference's cancellation tokens carry no reason: the transport call's abort reaches the run with
 //! the reason its caller attached ([`crate::ToolRuntime::set_abort_reason`]), else
@@ -32,6 +33,7 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 use super::dispatch_log::DispatchLogHooks;
 use super::flavor::json_string;
 use super::pool::{Outer, Pool, Queue, Reply, Submission};
+use super::render::CappedText;
 use super::{
     BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeMisuse,
     DEFAULT_ABORT_REASON, RunSignal,
@@ -154,7 +156,7 @@ pub(crate) async fn execute(
     match outcome {
         Err(panic) => Err(ToolFailure::message(panic)),
         Ok(Err(CodeRuntimeMisuse { message })) => Err(ToolFailure::message(message)),
-        Ok(Ok(result)) => completion(result),
+        Ok(Ok(result)) => completion(result, super::model_text_cap(runtime.as_ref())),
     }
 }
 
@@ -164,23 +166,37 @@ impl CodeRunResult {
     /// `run_code` uses it; so can another transport built on a [`CodeRuntime`] (the dsh-codemode preset's
     /// `code_run` does).
     pub fn into_transport_value(self) -> Result<Value, ToolFailure> {
-        completion(self)
+        completion(self, None)
+    }
+
+    /// [`into_transport_value`](Self::into_transport_value) with a failure's text under the model's text
+    /// cap (`CodeRuntimeLimits::max_model_text_bytes`; `None`: no cap).
+    pub fn into_transport_value_capped(self, max_model_text_bytes: Option<u64>) -> Result<Value, ToolFailure> {
+        completion(self, max_model_text_bytes)
     }
 }
 
-/// Map a resolved run to the transport's value or its `CodeRunFailedError`.
-fn completion(result: CodeRunResult) -> Result<Value, ToolFailure> {
+/// Map a resolved run to the transport's value or its `CodeRunFailedError`, whose text is built under
+/// the model's text cap (`render.rs`): a 64 MiB captured output is never joined whole.
+fn completion(result: CodeRunResult, cap: Option<u64>) -> Result<Value, ToolFailure> {
     let CodeRunResult { logs, value, error } = result;
     if let Some(error) = error {
-        let captured = if logs.is_empty() { String::new() } else { format!("\nCaptured output:\n{}", logs.join("\n")) };
+        let mut text = CappedText::new(cap);
+        text.push(&format!("code run failed ({}): ", error.kind));
+        text.push(&error.message);
+        if !logs.is_empty() {
+            text.push("\nCaptured output:\n");
+            for (i, log) in logs.iter().enumerate() {
+                if i > 0 {
+                    text.push("\n");
+                }
+                text.push(log);
+            }
+        }
         if let Some(value) = value {
             crate::value::dismantle(value);
         }
-        return Err(ToolFailure::harness(
-            format!("code run failed ({}): {}{captured}", error.kind, error.message),
-            CODE_RUN_FAILED_NAME,
-            ErrorCode::CODE_RUN_FAILED,
-        ));
+        return Err(ToolFailure::harness(text.finish(), CODE_RUN_FAILED_NAME, ErrorCode::CODE_RUN_FAILED));
     }
     let mut out = Map::new();
     out.insert("logs".into(), Value::Array(logs.into_iter().map(Value::String).collect()));
@@ -305,8 +321,35 @@ impl Future for RunAndDrain<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::js_trim_is_empty;
+    use crate::code::render::cut_marker;
+    use crate::code::{CodeRunError, CodeRunErrorKind, CodeRunResult};
+
+    fn failed(logs: Vec<String>) -> CodeRunResult {
+        CodeRunResult {
+            logs,
+            value: None,
+            error: Some(CodeRunError { kind: CodeRunErrorKind::OutputLimit, message: "outer output exceeded 64 bytes".into() }),
+        }
+    }
+
+    #[test]
+    fn a_failure_text_stays_within_the_model_text_cap() {
+        let logs = vec!["x".repeat(1000), "y".repeat(1000)];
+        let full = "code run failed (output-limit): outer output exceeded 64 bytes\nCaptured output:\n".to_owned()
+            + &"x".repeat(1000)
+            + "\n"
+            + &"y".repeat(1000);
+        // No cap: upstream's text, whole.
+        let uncapped = failed(logs.clone()).into_transport_value().unwrap_err();
+        assert_eq!(uncapped.message, full);
+        assert_eq!(failed(logs.clone()).into_transport_value_capped(Some(1 << 20)).unwrap_err().message, full);
+        // Capped: the first 100 bytes, then how much there was and how much was cut.
+        let capped = failed(logs).into_transport_value_capped(Some(100)).unwrap_err();
+        assert_eq!(capped.message, format!("{}{}", &full[..100], cut_marker(full.len(), full.len() - 100)));
+    }
 
     #[test]
     fn trim_follows_javascript() {

@@ -146,13 +146,19 @@ impl OutputLedger {
     /// Admit one log entry into `sink` (moved, not copied: a log may be 64 MiB), or hand it back when it
     /// crosses the cap.
     pub fn admit(&mut self, text: String, sink: &mut Vec<String>) -> Result<(), String> {
+        self.admit_sized(text, sink).map(|_| ())
+    }
+
+    /// [`admit`](Self::admit), answering the entry's serialized bytes (quotes included), which
+    /// [`limit_sized`](Self::limit_sized) takes back so it need not measure the logs again.
+    pub fn admit_sized(&mut self, text: String, sink: &mut Vec<String>) -> Result<u64, String> {
         let separator = u64::from(self.entries > 0);
         let available = self.max_bytes.saturating_sub(self.bytes + separator);
         let Some(string_bytes) = json_string_bytes_up_to(&text, available) else { return Err(text) };
         self.bytes += string_bytes + separator;
         self.entries += 1;
         sink.push(text);
-        Ok(())
+        Ok(string_bytes)
     }
 
     /// Bytes left for the completion value or a failure message.
@@ -202,15 +208,23 @@ impl OutputLedger {
 
     /// The explicit output-limit failure, keeping the longest fitting prefix of the logs.
     pub fn limit(&self, logs: Vec<String>) -> CodeRunResult {
+        self.limit_sized(logs, &[])
+    }
+
+    /// [`limit`](Self::limit) when the serialized bytes of the first `sizes.len()` logs are known (as
+    /// [`admit_sized`](Self::admit_sized) answered them): those are not measured again, so ending a run
+    /// whose ledger holds millions of entries, or 64 MiB, costs a pass over the sizes, not over the text.
+    pub fn limit_sized(&self, logs: Vec<String>, sizes: &[u64]) -> CodeRunResult {
         let full = self.limit_message();
         let message_bytes = full.len() as u64 + 2;
         let log_budget = self.max_bytes.saturating_sub(message_bytes);
         let mut retained: Vec<String> = Vec::new();
         let mut retained_bytes = 2u64;
-        for text in logs {
+        for (index, text) in logs.into_iter().enumerate() {
             let separator = u64::from(!retained.is_empty());
             let available = log_budget.saturating_sub(retained_bytes + separator);
-            if let Some(string_bytes) = json_string_bytes_up_to(&text, available) {
+            let known = sizes.get(index).map(|&bytes| Some(bytes).filter(|&b| b <= available));
+            if let Some(string_bytes) = known.unwrap_or_else(|| json_string_bytes_up_to(&text, available)) {
                 retained.push(text);
                 retained_bytes += string_bytes + separator;
                 continue;
@@ -306,5 +320,23 @@ mod tests {
         assert_eq!(error.message, "outer output exceeded 40 bytes");
         assert!(ledger.success(vec!["hello".into()], Some(serde_json::json!("a".repeat(40)))).error.is_some());
         assert!(ledger.success(vec!["hello".into()], Some(serde_json::json!(12))).error.is_none());
+    }
+
+    #[test]
+    fn a_sized_limit_agrees_with_a_measured_one() {
+        for max in [40, 45, 60, 100, 1000] {
+            let mut ledger = OutputLedger::new(max);
+            let (mut logs, mut sizes) = (Vec::new(), Vec::new());
+            for text in ["hello", "a\"b", "", "é😀", "x\ny", "tail"] {
+                match ledger.admit_sized(text.to_owned(), &mut logs) {
+                    Ok(bytes) => sizes.push(bytes),
+                    Err(text) => {
+                        logs.push(text);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(ledger.limit_sized(logs.clone(), &sizes), ledger.limit(logs), "max {max}");
+        }
     }
 }

@@ -271,8 +271,16 @@ pub struct CodeRuntimeLimits {
     pub max_wall_ms: f64,
     /// The combined output ledger in bytes (logs and the completion value as JSON).
     pub max_output_bytes: u64,
-    /// Heap cap in bytes (a hit ends the run as `worker-exit`).
+    /// Heap cap in bytes (a hit ends the run as `worker-exit`). The TypeScript runtime counts against it
+    /// what a program makes the host hold besides the engine's own heap (pending timers and binding calls,
+    /// captured logs): `typescript/budget.rs`.
     pub max_heap_bytes: u64,
+    /// The most text a transport hands the model for one run, in bytes (`None`: no cap, upstream's
+    /// behaviour). Applied where that text is produced — a failed run's `code run failed (...)` message
+    /// and the rendered `{ logs, result? }` — not to the run's result itself: past the cap the text keeps
+    /// its first `cap` bytes (on a character boundary) and ends with [`render::cut_marker`]'s
+    /// `…[dsh: <total> bytes, <cut> cut]`.
+    pub max_model_text_bytes: Option<u64>,
 }
 
 impl CodeRuntimeLimits {
@@ -287,11 +295,36 @@ impl CodeRuntimeLimits {
         self.max_wall_ms = ceiling.as_secs_f64() * 1000.0;
         self
     }
+
+    /// The same limits with an output ledger of `bytes`.
+    pub fn with_max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// The same limits with a heap cap of `bytes`.
+    pub fn with_max_heap_bytes(mut self, bytes: u64) -> Self {
+        self.max_heap_bytes = bytes;
+        self
+    }
+
+    /// The same limits with the text handed to the model capped at `bytes` (see
+    /// [`max_model_text_bytes`](Self::max_model_text_bytes)).
+    pub fn with_max_model_text(mut self, bytes: u64) -> Self {
+        self.max_model_text_bytes = Some(bytes);
+        self
+    }
 }
 
 impl Default for CodeRuntimeLimits {
     fn default() -> Self {
-        Self { compute_ms: 60_000.0, max_wall_ms: 600_000.0, max_output_bytes: 64 * 1024 * 1024, max_heap_bytes: 512 * 1024 * 1024 }
+        Self {
+            compute_ms: 60_000.0,
+            max_wall_ms: 600_000.0,
+            max_output_bytes: 64 * 1024 * 1024,
+            max_heap_bytes: 512 * 1024 * 1024,
+            max_model_text_bytes: None,
+        }
     }
 }
 
@@ -331,6 +364,18 @@ pub trait CodeRuntime: Send + Sync + 'static {
     fn retained(&self) -> Vec<StateOwner> {
         Vec::new()
     }
+
+    /// The limits every run of this runtime gets, when it has such limits: transports read
+    /// [`CodeRuntimeLimits::max_model_text_bytes`] from them. Both built-in backends answer; the default
+    /// is `None` (no model-text cap), so a runtime of another kind overrides this to have its cap honoured.
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        None
+    }
+}
+
+/// The model-text cap of `runtime` (`None`: none, or a runtime that does not say).
+pub(crate) fn model_text_cap(runtime: &dyn CodeRuntime) -> Option<u64> {
+    runtime.run_limits().and_then(|limits| limits.max_model_text_bytes)
 }
 
 impl fmt::Debug for dyn CodeRuntime {
@@ -362,3 +407,37 @@ pub mod typescript;
 
 #[cfg(feature = "python")]
 pub mod python;
+
+#[cfg(all(test, feature = "typescript", feature = "python"))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Both built-in backends answer their limits through the trait, so the transports find the model's
+    /// text cap whichever is mounted; a runtime of another kind answers `None`.
+    #[test]
+    fn transports_find_the_model_text_cap_of_either_backend() {
+        let limits = CodeRuntimeLimits::default().with_max_model_text(4096).with_max_output_bytes(1 << 20).with_max_heap_bytes(64 << 20);
+        assert_eq!(limits.max_output_bytes, 1 << 20);
+        assert_eq!(limits.max_heap_bytes, 64 << 20);
+        assert_eq!(CodeRuntimeLimits::default().max_model_text_bytes, None);
+        let typescript: Arc<dyn CodeRuntime> = Arc::new(typescript::TypeScriptRuntime::new(limits).unwrap());
+        assert_eq!(model_text_cap(typescript.as_ref()), Some(4096));
+        assert_eq!(typescript.run_limits(), Some(limits));
+        let python: Arc<dyn CodeRuntime> = Arc::new(python::PythonRuntime::new(limits).unwrap());
+        assert_eq!(model_text_cap(python.as_ref()), Some(4096));
+        let uncapped: Arc<dyn CodeRuntime> = Arc::new(python::PythonRuntime::new(CodeRuntimeLimits::default()).unwrap());
+        assert_eq!(model_text_cap(uncapped.as_ref()), None);
+
+        struct Other;
+        impl CodeRuntime for Other {
+            fn language(&self) -> &str {
+                "other"
+            }
+            fn run(&self, _: CodeRunRequest) -> BoxFuture<'static, Result<CodeRunResult, CodeRuntimeMisuse>> {
+                Box::pin(async { Ok(CodeRunResult::default()) })
+            }
+        }
+        assert_eq!(Other.run_limits(), None);
+    }
+}

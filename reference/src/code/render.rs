@@ -7,6 +7,13 @@
 //! The printer walks the value with an explicit work stack: output stays linear in the value's size and
 //! values of any depth render without recursion.
 //!
+//! The model's text cap (`CodeRuntimeLimits::max_model_text_bytes`, unset by default): a text longer than
+//! the cap keeps its first `cap` bytes (cut back to a character boundary) and ends with [`cut_marker`]'s
+//! `…[dsh: <total> bytes, <cut> cut]`, so the model sees that output is missing and how much. [`CappedText`]
+//! builds such a text from its parts without ever holding more than the cap (a failed run's captured
+//! output may be 64 MiB). It applies to the rendered `{ logs, result? }` and to a failed run's
+//! `code run failed (...)` text (`bridge.rs`), for every backend.
+//!
 //! Spec: RUN-024, RUN-025.
 
 use serde_json::Value;
@@ -101,35 +108,99 @@ pub fn render_value(value: &Value) -> String {
 
 /// The transport's model-facing text for `{ logs, result? }`.
 pub fn render_output(logs: &[String], result: Option<&Value>) -> String {
-    render_parts(logs.iter().map(String::as_str), result)
+    render_parts(logs.iter().map(String::as_str), result, None)
+}
+
+/// [`render_output`] under the model's text cap (`None`: no cap).
+pub fn render_output_capped(logs: &[String], result: Option<&Value>, max_model_text_bytes: Option<u64>) -> String {
+    render_parts(logs.iter().map(String::as_str), result, max_model_text_bytes)
+}
+
+/// The marker that ends a text cut to the model's cap: `…[dsh: <total> bytes, <cut> cut]`, `total` the
+/// text's full length and `cut` the bytes left out, both in UTF-8 bytes.
+pub fn cut_marker(total: usize, cut: usize) -> String {
+    format!("…[dsh: {total} bytes, {cut} cut]")
+}
+
+/// A text built from parts under an optional byte cap: past the cap, parts are only counted, and
+/// [`finish`](Self::finish) appends [`cut_marker`].
+#[derive(Debug)]
+pub struct CappedText {
+    out: String,
+    cap: usize,
+    total: usize,
+}
+
+impl CappedText {
+    /// An empty text capped at `cap` bytes (`None`: no cap).
+    pub fn new(cap: Option<u64>) -> Self {
+        Self { out: String::new(), cap: cap.map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX)), total: 0 }
+    }
+
+    /// Append `part`, or as much of it as the cap leaves room for (cut back to a character boundary).
+    pub fn push(&mut self, part: &str) {
+        self.total = self.total.saturating_add(part.len());
+        if self.out.len() == self.total - part.len() {
+            let room = self.cap.saturating_sub(self.out.len());
+            if part.len() <= room {
+                self.out.push_str(part);
+            } else {
+                let mut end = room;
+                while !part.is_char_boundary(end) {
+                    end -= 1;
+                }
+                self.out.push_str(&part[..end]);
+            }
+        }
+    }
+
+    /// Whether nothing was pushed (or only empty parts).
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The text, with [`cut_marker`] when parts were cut.
+    pub fn finish(mut self) -> String {
+        if self.total > self.out.len() {
+            let marker = cut_marker(self.total, self.total - self.out.len());
+            self.out.push_str(&marker);
+        }
+        self.out
+    }
 }
 
 /// The logs joined by newlines, then the rendered result after one more when both are non-empty, built in
-/// one buffer (a log may be 64 MiB: no intermediate joins).
-fn render_parts<'a>(logs: impl Iterator<Item = &'a str> + Clone, result: Option<&Value>) -> String {
+/// one buffer (a log may be 64 MiB: no intermediate joins), under the model's text cap.
+fn render_parts<'a>(logs: impl Iterator<Item = &'a str> + Clone, result: Option<&Value>, cap: Option<u64>) -> String {
     let rendered = result.map(render_value).unwrap_or_default();
-    let (count, bytes) = logs.clone().fold((0usize, 0usize), |(n, b), l| (n + 1, b + l.len()));
-    let mut out = String::with_capacity(bytes + count + rendered.len());
+    let mut out = if cap.is_none() {
+        let (count, bytes) = logs.clone().fold((0usize, 0usize), |(n, b), l| (n + 1, b + l.len()));
+        let mut text = CappedText::new(None);
+        text.out.reserve(bytes + count + rendered.len());
+        text
+    } else {
+        CappedText::new(cap)
+    };
     for (i, log) in logs.enumerate() {
         if i > 0 {
-            out.push('\n');
+            out.push("\n");
         }
-        out.push_str(log);
+        out.push(log);
     }
     if !rendered.is_empty() {
         if !out.is_empty() {
-            out.push('\n');
+            out.push("\n");
         }
-        out.push_str(&rendered);
+        out.push(&rendered);
     }
-    if out.is_empty() { NO_OUTPUT.to_owned() } else { out }
+    if out.is_empty() { NO_OUTPUT.to_owned() } else { out.finish() }
 }
 
 /// The transport's `output.render(args, value)`: one text block with [`render_output`]'s text of the
-/// output value `{ logs, result? }`.
-pub(crate) fn render_block(value: &Value) -> Vec<Value> {
+/// output value `{ logs, result? }`, under the model's text cap.
+pub(crate) fn render_block(value: &Value, cap: Option<u64>) -> Vec<Value> {
     let logs = value.get("logs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let text = render_parts(logs.iter().map(|l| l.as_str().unwrap_or_default()), value.get("result"));
+    let text = render_parts(logs.iter().map(|l| l.as_str().unwrap_or_default()), value.get("result"), cap);
     crate::result::text_content(text)
 }
 
@@ -150,6 +221,25 @@ mod tests {
         assert_eq!(render_output(&["".into(), "".into()], None), "\n");
         assert_eq!(render_output(&["a".into(), "b".into()], Some(&json!(2))), "a\nb\n2");
         assert_eq!(render_output(&["".into()], Some(&json!(2))), "2");
+    }
+
+    #[test]
+    fn the_model_text_cap_cuts_on_a_character_boundary_and_says_how_much() {
+        let logs = vec!["a".repeat(10), "é".repeat(10)];
+        // Uncapped, or capped above the length: unchanged.
+        assert_eq!(render_output_capped(&logs, Some(&json!(1)), None), render_output(&logs, Some(&json!(1))));
+        assert_eq!(render_output_capped(&logs, None, Some(100)), render_output(&logs, None));
+        // 10 + 1 + 20 = 31 bytes; a cap of 14 keeps "aaaaaaaaaa\né" (13 bytes: 14 would split an é).
+        assert_eq!(render_output_capped(&logs, None, Some(14)), format!("aaaaaaaaaa\né{}", cut_marker(31, 18)));
+        assert_eq!(cut_marker(31, 18), "…[dsh: 31 bytes, 18 cut]");
+        assert_eq!(render_output_capped(&logs, Some(&json!("tail")), Some(0)), cut_marker(36, 36));
+        assert_eq!(render_output_capped(&[], None, Some(0)), NO_OUTPUT);
+        // A part after the cut is counted, never written.
+        let mut text = CappedText::new(Some(3));
+        for part in ["ab", "cd", "ef"] {
+            text.push(part);
+        }
+        assert_eq!(text.finish(), format!("abc{}", cut_marker(6, 3)));
     }
 
     #[test]

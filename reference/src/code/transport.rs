@@ -64,7 +64,14 @@ impl CodeTransport {
             Parameters::Dsl(spec),
             OutputDeclaration {
                 schema: output_spec(),
-                render: Arc::new(|_, value| Ok(super::render::render_block(value))),
+                render: {
+                    // The cap of the runtime mounted when the output is rendered.
+                    let runtime = Arc::clone(&self.host.runtime);
+                    Arc::new(move |_, value| {
+                        let cap = runtime.get().and_then(|r| super::model_text_cap(r.as_ref()));
+                        Ok(super::render::render_block(value, cap))
+                    })
+                },
                 presentation_meta: None,
             },
             Arc::new(move |args, ctx| Box::pin(super::bridge::execute(Arc::clone(&host), default_mode, args, ctx))),

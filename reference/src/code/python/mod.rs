@@ -237,6 +237,10 @@ impl CodeRuntime for PythonRuntime {
         "python"
     }
 
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        Some(self.limits())
+    }
+
     fn isolation(&self) -> &str {
         if self.inner.zygote.contained() { "contained-process" } else { "process" }
     }

@@ -22,7 +22,7 @@ fn tools() -> CodeBindingNamespace {
 }
 
 fn runtime(mode: CodeExecutionMode, wall_ms: f64) -> PythonRuntime {
-    let limits = CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: wall_ms, max_output_bytes: 1 << 20, max_heap_bytes: 512 << 20 };
+    let limits = CodeRuntimeLimits { compute_ms: 5_000.0, max_wall_ms: wall_ms, max_output_bytes: 1 << 20, max_heap_bytes: 512 << 20, max_model_text_bytes: None };
     PythonRuntime::new(limits).unwrap().with_execution_mode(mode)
 }
 

@@ -5,7 +5,10 @@
 //! of the namespace's error class — a real `Error` subclass, so `instanceof` works — carrying the binding's
 //! name in the declared member property (plain `Error` when the namespace declares no class).
 //!
-//! Spec: RUN-004 (one own enumerable function per binding), RUN-005 (the real rejection class with
+//! A pending call is charged to the run's heap budget (`budget.rs`): un-awaited calls in a loop run into
+//! the heap cap (`worker-exit`), never into the host's memory.
+//!
+//! Spec: RUN-031 (heap cap), RUN-004 (one own enumerable function per binding), RUN-005 (the real rejection class with
 //! `name` and the member-name property), RUN-007 (lossy arguments reject that one call), RUN-030 (binding
 //! values cross whole).
 
@@ -16,6 +19,7 @@ use rquickjs::object::Property;
 use rquickjs::{Constructor, Ctx, Function, Object, Promise, Value as JsValue};
 use serde_json::Value;
 
+use super::budget::{value_bytes, CALL_ARGUMENT_COPIES, CALL_BYTES};
 use super::host::{Entry, Host};
 use super::lossless::{snapshot, to_js};
 use crate::code::{BindingFn, CodeBindingNamespace};
@@ -91,28 +95,44 @@ fn binding_function<'js>(
     let host = host.clone();
     let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, arg: Opt<JsValue<'js>>| -> rquickjs::Result<Promise<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
-        if host.ended() {
-            // The run is over: nothing new starts, and the program never sees this call settle.
-            return Ok(promise);
+        if host.ended() || host.meter.should_stop() {
+            // The run is over: nothing new starts, the program is stopped (a retired run's binding called
+            // later just never settles).
+            return host.interrupt(&ctx).map_or(Ok(promise), Err);
         }
         let class = host.classes.borrow().get(namespace).cloned().flatten();
         let arg = arg.0.unwrap_or_else(|| JsValue::new_undefined(ctx.clone()));
         let intrinsics = host.handles.borrow().as_ref().map(|h| h.intrinsics.clone());
-        let detached = intrinsics.and_then(|intrinsics| snapshot(&ctx, arg, &intrinsics));
+        let detached = intrinsics.and_then(|intrinsics| snapshot(&ctx, arg, &intrinsics, &|| host.meter.should_stop()));
         match detached {
             None => {
                 let error = failure(&ctx, &host, class.as_ref(), &member, ARGUMENTS_NOT_LOSSLESS)?;
                 reject.call::<_, ()>((error,))?;
             }
-            Some(json) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| binding(Some(json)))) {
+            Some(json) => {
+                // A pending call is host memory: its argument (as many copies as a binding may keep) and
+                // its future are charged to the heap budget before the binding starts. Refused, the run is
+                // over (the heap cap) and the call never starts.
+                let bytes = CALL_BYTES + member.len() + CALL_ARGUMENT_COPIES * value_bytes(&json);
+                let Some(charge) = host.charge(bytes) else {
+                    crate::value::dismantle(json);
+                    return host.interrupt(&ctx).map_or(Ok(promise), Err);
+                };
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| binding(Some(json)))) {
                 Ok(future) => {
-                    host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class });
+                    host.insert(Entry::Call { future, resolve, reject, member: member.clone(), class, charge });
                 }
                 Err(_) => {
                     let error = failure(&ctx, &host, class.as_ref(), &member, "binding panicked")?;
                     reject.call::<_, ()>((error,))?;
                 }
-            },
+                }
+            }
+        }
+        // Copying a large argument out is host work the interrupt handler does not see: the wall and
+        // busy limits are checked after it, so a loop of such calls stops on time.
+        if host.meter.should_stop() {
+            return host.interrupt(&ctx).map_or(Ok(promise), Err);
         }
         Ok(promise)
     })?;

@@ -6,6 +6,10 @@
 //! context before the program so they hold the intrinsics the program could later replace. Raw writes to
 //! `process.stdout` / `process.stderr` are entries of their own, unsplit (upstream `captureStreamWrites`).
 //!
+//! Floods: every entry checks the run's limits (a console loop of large lines stops at the wall ceiling,
+//! not only when the engine's interrupt handler next runs), and each admitted entry's overhead beyond its
+//! ledger bytes is charged to the heap budget (`budget.rs`).
+//!
 //! Spec: RUN-026 (console capture and formatting), RUN-029 (log entries in the output ledger), RUN-055
 //! (the exception renderer in `prelude.js`: a stack-less Error, a value whose `String()` throws).
 
@@ -59,13 +63,23 @@ pub(crate) fn load<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, source: &str) -> r
     let emit_host = host.clone();
     natives.set(
         "emit",
-        Function::new(ctx.clone(), move |text: String| {
-            if emit_host.ended() {
-                return;
+        Function::new(ctx.clone(), move |ctx: Ctx<'js>, text: String| -> rquickjs::Result<()> {
+            // Each entry is host work the interrupt handler does not see (copying the text out, metering
+            // it): the limits are checked on every entry, and once the run is over the program is stopped
+            // at once, so a flood stops at its wall ceiling.
+            let stop = |host: &Host<'js>| host.interrupt(&ctx).map_or(Ok(()), Err);
+            if emit_host.ended() || emit_host.meter.should_stop() {
+                return stop(&emit_host);
             }
             if !emit_host.ledger.borrow_mut().admit(text) {
                 emit_host.meter.terminate(Terminal::OutputLimit);
+                return stop(&emit_host);
             }
+            // The entry's text is bounded by the ledger; its bookkeeping by the heap budget.
+            if !emit_host.charge_log() {
+                return stop(&emit_host);
+            }
+            Ok(())
         })?,
     )?;
     let exit_host = host.clone();

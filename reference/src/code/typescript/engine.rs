@@ -20,16 +20,16 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Waker};
 
-use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::function::Rest;
 use rquickjs::{Constructor, Context, Ctx, Function, Promise, Runtime, Value as JsValue};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use super::budget::{CountingAlloc, HeapBudget, REJECTION_BYTES};
 use super::host::{Entry, Handles, Host, KeyWaker, Meter, Terminal, Wakeup};
 use super::ledger::Ledger;
 use super::lossless::{snapshot, Intrinsics};
@@ -39,8 +39,6 @@ use crate::value::js_number_string;
 
 /// The engine's own JavaScript stack limit (the run's thread is much larger).
 const JS_STACK_BYTES: usize = 4 * 1024 * 1024;
-/// Allocation room after the heap cap is hit, so the engine can unwind the interrupted program.
-const OOM_SLACK_BYTES: usize = 4 * 1024 * 1024;
 /// Upstream's message when the worker's heap limit kills it.
 pub(crate) const HEAP_EXIT_MESSAGE: &str = "worker error: Worker terminated due to reaching memory limit: JS heap out of memory";
 /// Upstream's completion check message.
@@ -48,9 +46,11 @@ pub(crate) const COMPLETION_NOT_LOSSLESS: &str = "program completion must be los
 /// Node's text for an unhandled rejection whose reason is not an error.
 const UNHANDLED_REJECTION: &str = "This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason";
 
-/// Promises rejected with no handler yet, in rejection order: `(identity, message)`. A handler attached
-/// before the microtask queue drains removes the entry, as in Node.
-type Unhandled = Arc<std::sync::Mutex<Vec<(u64, String)>>>;
+/// Promises rejected with no handler yet, in rejection order: `(identity, message, its charge)`. A
+/// handler attached before the microtask queue drains removes the entry, as in Node. Each entry is
+/// charged to the heap budget: a program rejecting in a loop would otherwise grow the host's list
+/// without bound.
+type Unhandled = Arc<std::sync::Mutex<Vec<(u64, String, super::budget::Charge)>>>;
 
 fn identity(value: &JsValue<'_>) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -106,83 +106,6 @@ pub(crate) struct RunSpec {
     pub(crate) released: Option<CancellationToken>,
 }
 
-/// A counting allocator over Rust's: allocations past the cap fail and raise the OOM flag, which the
-/// interrupt handler turns into the run's terminal `worker-exit`.
-struct CountingAlloc {
-    used: usize,
-    limit: usize,
-    oom: Arc<AtomicBool>,
-}
-
-impl CountingAlloc {
-    fn admit(&mut self, size: usize) -> bool {
-        let cap = if self.oom.load(Ordering::Relaxed) { self.limit.saturating_add(OOM_SLACK_BYTES) } else { self.limit };
-        if self.used.saturating_add(size) > cap {
-            self.oom.store(true, Ordering::Relaxed);
-            return false;
-        }
-        true
-    }
-}
-
-// SAFETY: every method delegates to `RustAllocator`, which upholds the trait's contract (null or a
-// usize-aligned region of at least the requested size; `usable_size` reports the region's size); this
-// wrapper only refuses some requests by returning null and keeps a byte count from `usable_size`.
-#[allow(unsafe_code)]
-unsafe impl Allocator for CountingAlloc {
-    fn alloc(&mut self, size: usize) -> *mut u8 {
-        if !self.admit(size) {
-            return std::ptr::null_mut();
-        }
-        let ptr = RustAllocator.alloc(size);
-        if !ptr.is_null() {
-            // SAFETY: `ptr` was just returned by `RustAllocator`.
-            self.used += unsafe { RustAllocator::usable_size(ptr) };
-        }
-        ptr
-    }
-
-    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
-        if !self.admit(count.saturating_mul(size)) {
-            return std::ptr::null_mut();
-        }
-        let ptr = RustAllocator.calloc(count, size);
-        if !ptr.is_null() {
-            // SAFETY: `ptr` was just returned by `RustAllocator`.
-            self.used += unsafe { RustAllocator::usable_size(ptr) };
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&mut self, ptr: *mut u8) {
-        // SAFETY: the caller guarantees `ptr` came from this allocator, i.e. from `RustAllocator`.
-        unsafe {
-            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
-            RustAllocator.dealloc(ptr);
-        }
-    }
-
-    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller guarantees a non-null `ptr` came from this allocator.
-        let old = if ptr.is_null() { 0 } else { unsafe { RustAllocator::usable_size(ptr) } };
-        if new_size > old && !self.admit(new_size - old) {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: as above; `RustAllocator.realloc` accepts its own pointers.
-        let new = unsafe { RustAllocator.realloc(ptr, new_size) };
-        if !new.is_null() {
-            // SAFETY: `new` was just returned by `RustAllocator`.
-            self.used = self.used.saturating_sub(old) + unsafe { RustAllocator::usable_size(new) };
-        }
-        new
-    }
-
-    unsafe fn usable_size(ptr: *mut u8) -> usize {
-        // SAFETY: the caller guarantees `ptr` came from this allocator.
-        unsafe { RustAllocator::usable_size(ptr) }
-    }
-}
-
 /// How the program's part of a run ended.
 enum Outcome {
     Completed(Option<Value>),
@@ -200,19 +123,18 @@ pub(crate) struct Engine {
     // Field order is drop order: the context before its runtime.
     context: Context,
     runtime: Runtime,
-    oom: Arc<AtomicBool>,
+    budget: Arc<HeapBudget>,
     persistent: bool,
 }
 
 impl Engine {
     /// A fresh engine under `limits`' heap cap; `Err` carries the engine's own message.
     pub(crate) fn new(limits: &CodeRuntimeLimits, persistent: bool) -> Result<Self, String> {
-        let oom = Arc::new(AtomicBool::new(false));
-        let limit = usize::try_from(limits.max_heap_bytes).unwrap_or(usize::MAX);
-        let runtime = Runtime::new_with_alloc(CountingAlloc { used: 0, limit, oom: oom.clone() }).map_err(|e| e.to_string())?;
+        let budget = HeapBudget::new(usize::try_from(limits.max_heap_bytes).unwrap_or(usize::MAX));
+        let runtime = Runtime::new_with_alloc(CountingAlloc::new(Arc::clone(&budget))).map_err(|e| e.to_string())?;
         runtime.set_max_stack_size(JS_STACK_BYTES);
         let context = Context::full(&runtime).map_err(|e| e.to_string())?;
-        Ok(Self { context, runtime, oom, persistent })
+        Ok(Self { context, runtime, budget, persistent })
     }
 
     /// Run one program to its result. Blocking: call on the run's own thread. The flag says whether a
@@ -222,7 +144,7 @@ impl Engine {
         let meter = Arc::new(Meter::new(
             limits.compute_ms,
             limits.max_wall_ms,
-            self.oom.clone(),
+            Arc::clone(&self.budget),
             spec.signal.clone(),
             spec.dropped.clone(),
             spec.released.clone(),
@@ -231,20 +153,26 @@ impl Engine {
         self.runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));
         let unhandled: Unhandled = Arc::default();
         let tracked = unhandled.clone();
+        let budget = Arc::clone(&self.budget);
         self.runtime.set_host_promise_rejection_tracker(Some(Box::new(move |_ctx, promise, reason, handled| {
             let key = identity(&promise);
             // The message is read before locking: reading it may run program code that rejects again.
             let message = (!handled).then(|| rejection_message(&reason));
             let mut list = tracked.lock().unwrap_or_else(|p| p.into_inner());
             match message {
-                None => list.retain(|(k, _)| *k != key),
-                Some(message) => list.push((key, message)),
+                None => list.retain(|(k, _, _)| *k != key),
+                // Refused: the run is over as the heap cap, and the entry is not kept.
+                Some(message) => {
+                    if let Some(charge) = budget.charge(message.len() + REJECTION_BYTES) {
+                        list.push((key, message, charge));
+                    }
+                }
             }
         })));
         let (ledger, outcome, kept) = self.context.with(|ctx| run_in(&ctx, spec, &meter, &unhandled, self.persistent));
         self.runtime.set_interrupt_handler(None);
         self.runtime.set_host_promise_rejection_tracker(None);
-        let reusable = kept && !self.oom.load(Ordering::Relaxed) && !spec.signal.aborted();
+        let reusable = kept && !self.budget.oom.load(Ordering::Relaxed) && !spec.signal.aborted();
         // A limit can be crossed after the program settled but before the host saw it; upstream's host
         // decides on whichever event it handles first, which here is the settled program.
         (finish(ledger, outcome, &spec.signal, &limits, meter.exit_code()), reusable)
@@ -257,6 +185,11 @@ pub(crate) fn execute(spec: &RunSpec) -> CodeRunResult {
         Ok(engine) => engine.run(spec).0,
         Err(message) => finish(Ledger::new(spec.limits.max_output_bytes), Outcome::WorkerError(message), &spec.signal, &spec.limits, 0),
     }
+}
+
+/// The failure message of a run that reached its wall-clock ceiling.
+pub(crate) fn wall_message(limits: &CodeRuntimeLimits) -> String {
+    format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms))
 }
 
 /// `exit_code`: what `process.exit` was called with, for an [`Terminal::Exit`] ending.
@@ -281,10 +214,7 @@ fn finish(ledger: Ledger, outcome: Outcome, signal: &RunSignal, limits: &CodeRun
                 CodeRunErrorKind::Timeout,
                 format!("compute budget exhausted ({}ms busy)", js_number_string(limits.compute_ms)),
             ),
-            Terminal::Wall => ledger.failure(
-                CodeRunErrorKind::Timeout,
-                format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
-            ),
+            Terminal::Wall => ledger.failure(CodeRunErrorKind::Timeout, wall_message(limits)),
             Terminal::Abort => ledger.failure(CodeRunErrorKind::Abort, signal.reason()),
             Terminal::OutputLimit => ledger.limit(),
             Terminal::HeapCap => ledger.failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()),
@@ -463,7 +393,7 @@ fn drive<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, unhandled: &
         }
         // The microtask queue is drained and the program still runs: a rejection nobody handled is
         // uncaught, which kills upstream's worker.
-        let first_unhandled = unhandled.lock().unwrap_or_else(|p| p.into_inner()).first().map(|(_, m)| m.clone());
+        let first_unhandled = unhandled.lock().unwrap_or_else(|p| p.into_inner()).first().map(|(_, m, _)| m.clone());
         if let Some(message) = first_unhandled {
             return Outcome::WorkerError(message);
         }
@@ -502,33 +432,38 @@ fn poll_entry<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, key: u64) -> Option<Out
     let waker = Waker::from(Arc::new(KeyWaker { key, wakeup: host.wakeup.clone() }));
     let mut task = TaskContext::from_waker(&waker);
     match entry {
-        Entry::Call { mut future, resolve, reject, member, class } => {
+        Entry::Call { mut future, resolve, reject, member, class, charge } => {
             let polled = std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut task)));
             let outcome = match polled {
                 Ok(Poll::Pending) => {
-                    host.pending.borrow_mut().insert(key, Entry::Call { future, resolve, reject, member, class });
+                    host.pending.borrow_mut().insert(key, Entry::Call { future, resolve, reject, member, class, charge });
                     return None;
                 }
                 Ok(Poll::Ready(outcome)) => outcome,
                 Err(_) => Err("binding panicked".to_owned()),
             };
             drop(future);
+            drop(charge);
             let settled = host.meter.busy(|| bindings::settle(ctx, host, outcome, resolve, reject, &member, class.as_ref()));
             if settled.is_err() {
                 let _ = ctx.catch();
             }
             None
         }
-        Entry::Timer { mut sleep, callback, args, repeat } => {
+        Entry::Timer { mut sleep, callback, args, repeat, charge } => {
             if sleep.as_mut().poll(&mut task).is_pending() {
-                host.pending.borrow_mut().insert(key, Entry::Timer { sleep, callback, args, repeat });
+                host.pending.borrow_mut().insert(key, Entry::Timer { sleep, callback, args, repeat, charge });
                 return None;
             }
             if let Some(period) = repeat {
-                // Re-armed before the callback runs, so `clearInterval` inside it cancels the next tick.
+                // Re-armed before the callback runs, so `clearInterval` inside it cancels the next tick. The
+                // interval keeps its charge; a fired timeout's is released here.
                 let next = Box::pin(tokio::time::sleep(period));
-                host.pending.borrow_mut().insert(key, Entry::Timer { sleep: next, callback: callback.clone(), args: args.clone(), repeat });
+                let entry = Entry::Timer { sleep: next, callback: callback.clone(), args: args.clone(), repeat, charge };
+                host.pending.borrow_mut().insert(key, entry);
                 host.wakeup.push(key);
+            } else {
+                drop(charge);
             }
             let fired = host.meter.busy(|| callback.call::<_, JsValue<'js>>((Rest(args),)));
             match fired {
@@ -561,7 +496,7 @@ fn completed<'js>(ctx: &Ctx<'js>, host: &Host<'js>, promise: &Promise<'js>) -> O
     }
     let intrinsics = host.handles.borrow().as_ref().map(|h| h.intrinsics.clone());
     let Some(intrinsics) = intrinsics else { return Outcome::InvalidOutput };
-    let snapshot = host.meter.busy(|| snapshot(ctx, value, &intrinsics));
+    let snapshot = host.meter.busy(|| snapshot(ctx, value, &intrinsics, &|| host.meter.should_stop()));
     if snapshot.is_none() {
         let _ = ctx.catch();
     }

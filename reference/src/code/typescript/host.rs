@@ -20,6 +20,7 @@ use rquickjs::{Constructor, Function, Value as JsValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::budget::{Charge, HeapBudget};
 use super::ledger::Ledger;
 use super::lossless::Intrinsics;
 use crate::code::RunSignal;
@@ -74,6 +75,8 @@ pub(crate) struct Meter {
     terminal: AtomicU8,
     exit_code: AtomicI32,
     pub(crate) oom: Arc<AtomicBool>,
+    /// The engine's heap budget, which the host's pending work is charged to (`budget.rs`).
+    pub(crate) budget: Arc<HeapBudget>,
     signal: RunSignal,
     dropped: CancellationToken,
     released: Option<CancellationToken>,
@@ -87,21 +90,22 @@ impl Meter {
     pub(crate) fn new(
         compute_ms: f64,
         wall_ms: f64,
-        oom: Arc<AtomicBool>,
+        budget: Arc<HeapBudget>,
         signal: RunSignal,
         dropped: CancellationToken,
         released: Option<CancellationToken>,
     ) -> Self {
-        let budget = ms_to_duration(compute_ms);
+        let compute = ms_to_duration(compute_ms);
         Self {
             start: Instant::now(),
-            budget_ns: u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX),
+            budget_ns: u64::try_from(compute.as_nanos()).unwrap_or(u64::MAX),
             wall: ms_to_duration(wall_ms),
             busy_ns: AtomicU64::new(0),
             segment_start_ns: AtomicU64::new(NO_SEGMENT),
             terminal: AtomicU8::new(0),
             exit_code: AtomicI32::new(0),
-            oom,
+            oom: Arc::clone(&budget.oom),
+            budget,
             signal,
             dropped,
             released,
@@ -276,9 +280,18 @@ pub(crate) enum Entry<'js> {
         reject: Function<'js>,
         member: String,
         class: Option<Constructor<'js>>,
+        /// What the pending call costs the host (`budget.rs`), released when the entry goes.
+        charge: Charge,
     },
     /// A `setTimeout` / `setInterval` timer.
-    Timer { sleep: Pin<Box<tokio::time::Sleep>>, callback: Function<'js>, args: Vec<JsValue<'js>>, repeat: Option<Duration> },
+    Timer {
+        sleep: Pin<Box<tokio::time::Sleep>>,
+        callback: Function<'js>,
+        args: Vec<JsValue<'js>>,
+        repeat: Option<Duration>,
+        /// What the pending timer costs the host (`budget.rs`), released when the entry goes.
+        charge: Charge,
+    },
 }
 
 /// Engine handles the host keeps for the run (cleared before teardown).
@@ -302,6 +315,9 @@ pub(crate) struct Host<'js> {
     pub(crate) classes: RefCell<Vec<Option<Constructor<'js>>>>,
     /// A persistent run's slot object (`{ global, keep }`, see `repl.rs`).
     pub(crate) repl: RefCell<Option<rquickjs::Object<'js>>>,
+    /// What the admitted log entries cost the host beyond their ledger bytes (`budget.rs`), released
+    /// when the run ends (the logs leave with the result).
+    pub(crate) log_charge: RefCell<Option<Charge>>,
 }
 
 impl<'js> Host<'js> {
@@ -315,6 +331,7 @@ impl<'js> Host<'js> {
             handles: RefCell::new(None),
             classes: RefCell::new(Vec::new()),
             repl: RefCell::new(None),
+            log_charge: RefCell::new(None),
         }
     }
 
@@ -345,5 +362,43 @@ impl<'js> Host<'js> {
         self.handles.borrow_mut().take();
         self.classes.borrow_mut().clear();
         self.repl.borrow_mut().take();
+        self.log_charge.borrow_mut().take();
+    }
+
+    /// What a native function the program called answers once the run is over (the limits were checked
+    /// just before): the engine's own uncatchable `interrupted` error, so the program stops at once rather
+    /// than when the interrupt handler next runs (a loop whose every step is a costly host call would
+    /// otherwise go on for thousands of steps). `None` for a retired run's function called from a later run,
+    /// which starts nothing and throws nothing.
+    pub(crate) fn interrupt(&self, ctx: &rquickjs::Ctx<'js>) -> Option<rquickjs::Error> {
+        if self.meter.terminal() == Some(Terminal::Retired) {
+            return None;
+        }
+        let _ = rquickjs::Exception::throw_internal(ctx, "interrupted");
+        let error = ctx.catch();
+        // SAFETY: `ctx` is a live context of this thread and `error` a value of it; marking an error object
+        // uncatchable is what the engine does itself when its interrupt handler says stop.
+        #[allow(unsafe_code)]
+        unsafe {
+            rquickjs::qjs::JS_SetUncatchableError(ctx.as_raw().as_ptr(), error.as_raw());
+        }
+        Some(ctx.throw(error))
+    }
+
+    /// Charge the host `bytes` against the heap budget; `None` (and the run is over, as the heap cap)
+    /// when they do not fit.
+    pub(crate) fn charge(&self, bytes: usize) -> Option<Charge> {
+        self.meter.budget.charge(bytes)
+    }
+
+    /// Charge one admitted log entry's overhead; `false` (and the run is over) when it does not fit.
+    pub(crate) fn charge_log(&self) -> bool {
+        let Some(charge) = self.charge(super::budget::LOG_ENTRY_BYTES) else { return false };
+        let mut slot = self.log_charge.borrow_mut();
+        match slot.as_mut() {
+            Some(total) => total.absorb(charge),
+            None => *slot = Some(charge),
+        }
+        true
     }
 }

@@ -15,13 +15,16 @@ use crate::code::{CodeRunErrorKind, CodeRunResult};
 pub(crate) struct Ledger {
     bytes: OutputLedger,
     logs: Vec<String>,
+    /// Each admitted log's serialized bytes, so ending the run as `output-limit` does not measure the logs
+    /// again (a full 64 MiB ledger took most of a second to re-measure in a debug build).
+    sizes: Vec<u64>,
     /// The log that did not fit, once one did not: the run is over (`output-limit`).
     overflow: Option<String>,
 }
 
 impl Ledger {
     pub(crate) fn new(max_bytes: u64) -> Self {
-        Self { bytes: OutputLedger::new(max_bytes), logs: Vec::new(), overflow: None }
+        Self { bytes: OutputLedger::new(max_bytes), logs: Vec::new(), sizes: Vec::new(), overflow: None }
     }
 
     /// Admit one log entry; `false` (and the run is over) when it does not fit. Logs after an overflow are
@@ -30,8 +33,11 @@ impl Ledger {
         if self.overflow.is_some() {
             return false;
         }
-        match self.bytes.admit(text, &mut self.logs) {
-            Ok(()) => true,
+        match self.bytes.admit_sized(text, &mut self.logs) {
+            Ok(size) => {
+                self.sizes.push(size);
+                true
+            }
             Err(text) => {
                 self.overflow = Some(text);
                 false
@@ -75,7 +81,7 @@ impl Ledger {
     pub(crate) fn limit(self) -> CodeRunResult {
         let mut logs = self.logs;
         logs.extend(self.overflow);
-        self.bytes.limit(logs)
+        self.bytes.limit_sized(logs, &self.sizes)
     }
 }
 

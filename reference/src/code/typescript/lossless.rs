@@ -67,14 +67,29 @@ fn same_object<'js>(a: &Option<Object<'js>>, b: &Object<'js>) -> bool {
     a.as_ref().is_some_and(|a| a.as_value() == b.as_value())
 }
 
+/// How many values a snapshot visits between two checks of `stop`.
+const STOP_CHECK_EVERY: usize = 1024;
+
 /// Snapshot `value` as lossless JSON, or `None` when any part of it is not (upstream's `undefined`
-/// snapshot). An engine error while reading (a throwing getter, an interrupt) also yields `None`.
-pub(crate) fn snapshot<'js>(ctx: &Ctx<'js>, value: JsValue<'js>, intrinsics: &Intrinsics<'js>) -> Option<Value> {
+/// snapshot). An engine error while reading (a throwing getter, an interrupt) also yields `None`, and so
+/// does `stop()` returning `true` (checked every [`STOP_CHECK_EVERY`] values: walking a large value is host
+/// work the engine's interrupt handler does not see, so the run's limits are checked here).
+pub(crate) fn snapshot<'js>(
+    ctx: &Ctx<'js>,
+    value: JsValue<'js>,
+    intrinsics: &Intrinsics<'js>,
+    stop: &dyn Fn() -> bool,
+) -> Option<Value> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut root: Option<Slot> = None;
     let mut active: HashSet<JsValue<'js>> = HashSet::new();
     let mut tasks: Vec<Task<'js>> = vec![Task::Visit(value, Dest::Root, None)];
+    let mut visited = 0usize;
     while let Some(task) = tasks.pop() {
+        visited += 1;
+        if visited % STOP_CHECK_EVERY == 0 && stop() {
+            return None;
+        }
         let (value, dest, key) = match task {
             Task::Leave(object) => {
                 active.remove(&object);

@@ -2,7 +2,9 @@
 //! `WorkerThreadCodeRuntime`): [`TypeScriptRuntime`] type-strips each program with `swc_ts_fast_strip`
 //! (the stripper Node's `stripTypeScriptTypes` wraps) and runs it in a fresh QuickJS runtime and context
 //! (`rquickjs`) on a run thread of its own, with host bindings, a console shim, the busy/wall/heap/output limits and
-//! the abort signal.
+//! the abort signal. It runs in the host process: the heap cap covers the engine's heap and what a program
+//! makes the host hold (timers, pending binding calls, log bookkeeping), and the caller is answered by the
+//! wall ceiling plus 250 ms whatever the run thread is doing (README, "What a Code Mode program can reach").
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
@@ -25,6 +27,7 @@
 //! the other RUN rules per file.
 
 mod bindings;
+mod budget;
 mod console;
 mod engine;
 mod host;
@@ -43,10 +46,12 @@ mod persistent_tests;
 // Contributors — files: `strip.rs` (wrap, strip, slice), `engine.rs` (runtime per run, event loop,
 // limits), `host.rs` (meter, wakeups, pending host work), `bindings.rs` (namespaces and the rejection
 // class), `lossless.rs` (the lossless-JSON boundary), `console.rs` + `prelude.js` (console shim,
-// `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads).
+// `util.inspect` subset), `timers.rs`, `ledger.rs` (the output ledger), `pool.rs` (the run threads),
+// `budget.rs` (one heap budget for the engine's allocator and what the host holds for the program).
 // Measured choice and fidelity notes: `../shared/research/runtime-choice.md` (outside the crate).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -250,7 +255,14 @@ impl CodeRuntime for TypeScriptRuntime {
     fn retained(&self) -> Vec<StateOwner> {
         self.retained.0.live()
     }
+
+    fn run_limits(&self) -> Option<CodeRuntimeLimits> {
+        Some(self.limits)
+    }
 }
+
+/// How long past its wall ceiling (counted from the request) a run's caller waits for the run thread.
+const WALL_BACKSTOP: Duration = Duration::from_millis(250);
 
 /// Run on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding futures and
 /// timers use it); the resident engine comes back when it may be kept.
@@ -259,6 +271,7 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
     let guard = DropGuard(dropped.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
+    let has_runtime = handle.is_some();
     let spawned = pool::submit(Box::new(move || {
         let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
         let outcome = if handle.is_some() {
@@ -283,13 +296,30 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
     if let Err(error) = spawned {
         return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")), None);
     }
-    let outcome = rx.await.unwrap_or_else(|_| {
+    let exited = || {
         (
             ledger::Ledger::new(limits.max_output_bytes)
                 .failure(CodeRunErrorKind::WorkerExit, "worker exited with code 1 before completing".to_owned()),
             None,
         )
-    });
+    };
+    // The backstop: the engine checks the wall ceiling while the program runs, but work the host does for
+    // it in one piece (turning an 80 MB completion into JSON) can outlast it. The caller gets its answer
+    // at the ceiling plus WALL_BACKSTOP whatever the run thread is doing; dropping `guard` then tells
+    // that thread to stop at its next check, and what it held is freed when it does. Only under a
+    // runtime (the one the run's timers use); the captured logs of such a run are not shown.
+    // `tokio::time::sleep` panics on a runtime without its time driver: no backstop there.
+    let backstop = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0)
+        .ok()
+        .filter(|_| has_runtime)
+        .and_then(|wall| std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(wall + WALL_BACKSTOP))).ok());
+    let outcome = match backstop {
+        Some(backstop) => tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| exited()),
+            () = backstop => (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Timeout, engine::wall_message(&limits)), None),
+        },
+        None => rx.await.unwrap_or_else(|_| exited()),
+    };
     drop(guard);
     outcome
 }

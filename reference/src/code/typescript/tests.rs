@@ -45,7 +45,7 @@ fn tools() -> CodeBindingNamespace {
 }
 
 fn limits() -> CodeRuntimeLimits {
-    CodeRuntimeLimits { compute_ms: 2_000.0, max_wall_ms: 10_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 64 << 20 }
+    CodeRuntimeLimits { compute_ms: 2_000.0, max_wall_ms: 10_000.0, max_output_bytes: 1 << 20, max_heap_bytes: 64 << 20, max_model_text_bytes: None }
 }
 
 async fn run_with(limits: CodeRuntimeLimits, program: &str, signal: RunSignal) -> CodeRunResult {

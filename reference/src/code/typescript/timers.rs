@@ -1,9 +1,11 @@
 //! Timer globals (Node's, which upstream programs can rely on): `setTimeout`, `clearTimeout`,
 //! `setInterval`, `clearInterval`, backed by `tokio::time`. A delay outside 1..=2^31-1 ms (or not a number)
 //! becomes 1 ms, as in Node; extra arguments are passed to the callback. Timers never keep a run alive: the
-//! run ends when the program settles, and pending timers are dropped with it. Handles are numbers.
+//! run ends when the program settles, and pending timers are dropped with it. Handles are numbers. Each
+//! pending timer is charged to the run's heap budget (`budget.rs`): a program that schedules timers
+//! without end runs into the heap cap (`worker-exit`), never into the host's memory.
 //!
-//! Spec: RUN-002 (programs may await timers; the run ends when the program settles).
+//! Spec: RUN-002 (programs may await timers; the run ends when the program settles), RUN-031 (heap cap).
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use std::time::Duration;
 use rquickjs::function::{Opt, Rest};
 use rquickjs::{Ctx, Exception, Function, Value as JsValue};
 
+use super::budget::{TIMER_ARG_BYTES, TIMER_BYTES};
 use super::host::{Entry, Host};
 
 fn delay_of(value: Option<&JsValue<'_>>) -> Duration {
@@ -28,11 +31,19 @@ fn schedule<'js>(ctx: &Ctx<'js>, host: &Host<'js>, callback: JsValue<'js>, delay
         return Err(Exception::throw_type(ctx, &message));
     };
     let delay = delay_of(delay.0.as_ref());
+    // A pending timer is host memory: charged to the heap budget before anything is made. Refused, the
+    // run is over (the heap cap); the program gets a handle that names nothing.
+    if host.ended() || host.meter.should_stop() {
+        return host.interrupt(ctx).map_or(Ok(0), Err);
+    }
+    let Some(charge) = host.charge(TIMER_BYTES + TIMER_ARG_BYTES * args.0.len()) else {
+        return host.interrupt(ctx).map_or(Ok(0), Err);
+    };
     // `tokio::time::sleep` panics on a runtime built without its time driver: a JavaScript error instead.
     let Ok(sleep) = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(delay))) else {
         return Err(Exception::throw_internal(ctx, "timers are unavailable: the host's tokio runtime has no time driver"));
     };
-    Ok(host.insert(Entry::Timer { sleep, callback, args: args.0, repeat: repeat.then_some(delay) }))
+    Ok(host.insert(Entry::Timer { sleep, callback, args: args.0, repeat: repeat.then_some(delay), charge }))
 }
 
 fn clear<'js>(host: &Host<'js>, id: Opt<JsValue<'js>>) {
