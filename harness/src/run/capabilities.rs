@@ -10,7 +10,7 @@ use dsh_conformance::subject::SubjectInfo;
 use super::verdict::Verdict;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 15] = [
+pub const KNOWN_FEATURES: [&str; 16] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -23,6 +23,7 @@ pub const KNOWN_FEATURES: [&str; 15] = [
     features::SDK,
     features::SCHEMA,
     features::CODEMODE,
+    features::CODEMODE_REFERENCE,
     features::PLUGINS,
     features::PRESENTERS,
     features::DISPATCH_LOG,
