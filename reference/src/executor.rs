@@ -5,11 +5,22 @@
 //! per scope; the nearest scope on a caller's chain wins, then the global one; with none the native
 //! executor applies, which is exactly profile dsh-tools-0.1's behaviour.
 //!
+//! # Decisions the seed leaves open
+//! - **Delegation goes to the native executor only, never to an executor further out.** The nearest
+//!   executor is the whole policy of the scopes under it (the seed's registry "recognises one" per scope,
+//!   and the preset's executor overrides the base one rather than wrapping it); handing a call on to an
+//!   outer executor would make what a preset masks depend on whatever a host installs above it, and a
+//!   chain's order would need rules the seed does not give. An executor that wants an outer policy calls
+//!   it itself.
+//! - **An executor's own answer is observed** (CDM-046): a result the executor returns without the native
+//!   executor reaches the `tools/result` observers exactly once, published by the facade, so no executor
+//!   can keep a call out of an audit trail.
+//!
 //! This module holds the trait, the delegate handle and the table (`ExecutorTable`); the facade
 //! (`runtime.rs`) routes `execute` through it and the prompt contribution (`contribution.rs`) asks it for
 //! the request surface. It knows nothing of the pipeline: the delegate is a closure the facade supplies.
 //!
-//! Spec: CDM-001..CDM-007.
+//! Spec: CDM-001..CDM-007, CDM-046.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +48,8 @@ pub trait ToolExecutor: Send + Sync + 'static {
     }
 
     /// Execute one model call. `native` runs the call through the whole pipeline; an executor that
-    /// answers without it (a rejection) is the only thing that sees the call.
+    /// answers without it (a rejection) is the only code that sees the call before its result, which the
+    /// facade then publishes to the `tools/result` observers (CDM-046).
     fn execute(&self, input: ToolExecutionInput, native: NativeExecutor) -> BoxFuture<'static, ToolExecutionResult>;
 }
 
