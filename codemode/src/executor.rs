@@ -3,7 +3,7 @@
 //! text; `execute` rejects a model-direct call to a masked tool before dispatch and delegates everything
 //! else — program calls, native tools, names registered nowhere — to the native executor.
 //!
-//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025, CDM-045.
+//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025, CDM-045, CDM-047.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use dsh_tools::definition::ToolSchema;
 use dsh_tools::prompt::{PromptError, PromptSection, SectionText};
 use dsh_tools::code::CodeExecutionMode;
 use dsh_tools::sdk::{ProgramState, SdkUsage, renderer_with};
-use dsh_tools::{NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
+use dsh_tools::{ExecutionMode, ExecutorRoute, NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
 
 use crate::rules::{CODE_RUN_NAME, rejection};
 use crate::shared::Shared;
@@ -51,6 +51,18 @@ impl CodemodeExecutor {
     }
 }
 
+impl CodemodeExecutor {
+    /// Whether `input` is a direct call to a masked tool: not a program call, and masked in the same cached
+    /// classification the request surface came from (CDM-021, CDM-025).
+    fn rejects(&self, input: &ToolExecutionInput) -> bool {
+        if self.shared.is_program_call(input) {
+            return false;
+        }
+        let Some(runtime) = self.shared.runtime.upgrade() else { return false };
+        self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name)
+    }
+}
+
 impl ToolExecutor for CodemodeExecutor {
     fn describe(&self, definitions: Vec<ToolSchema>) -> Vec<ToolSchema> {
         match self.shared.runtime.upgrade() {
@@ -76,13 +88,15 @@ impl ToolExecutor for CodemodeExecutor {
         }]
     }
 
+    /// The calls `execute` delegates unchanged run in a turn's native lanes (a concurrency-safe native
+    /// tool keeps its parallel dispatch); a direct call to a masked tool is the executor's to reject — a
+    /// rejection runs nothing and depends on no other call, so it may overlap (CDM-047).
+    fn route(&self, input: &ToolExecutionInput) -> ExecutorRoute {
+        if self.rejects(input) { ExecutorRoute::Own(ExecutionMode::Parallel) } else { ExecutorRoute::Native }
+    }
+
     fn execute(&self, input: ToolExecutionInput, native: NativeExecutor) -> BoxFuture<'static, ToolExecutionResult> {
-        if self.shared.is_program_call(&input) {
-            return native.execute(input);
-        }
-        let Some(runtime) = self.shared.runtime.upgrade() else { return native.execute(input) };
-        // The same cached view the request surface came from (CDM-021).
-        if self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name) {
+        if self.rejects(&input) {
             let result = ToolExecutionResult::from_failure(rejection(&input.name));
             return Box::pin(async move { result });
         }

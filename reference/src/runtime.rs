@@ -3,7 +3,7 @@
 //! and hands each only its part (see ARCHITECTURE.md, Architecture Invariant: one-way layering).
 //!
 //! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012, CDM-046,
-//! CDM-001..CDM-007.
+//! CDM-001..CDM-007, CDM-047.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,7 @@ use crate::code::{CodeDispatchLogListener, CodeDispatchObserver, CodeRuntime, Di
 use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, SchemasError, SchemasErrorKind};
-use crate::executor::{ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
+use crate::executor::{ExecutorRoute, ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
     ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
@@ -443,10 +443,10 @@ impl ToolRuntime {
         }
     }
 
-    /// Whether a call of `scope` goes through an installed executor (the turn executor then runs it as
-    /// one unit through [`execute`](Self::execute)).
-    pub(crate) fn has_executor(&self, scope: Option<&ScopeKey>) -> bool {
-        self.inner.executors.nearest(scope).is_some()
+    /// How the nearest executor of `input`'s agent routes it ([`ToolExecutor::route`]); `None` with no
+    /// executor. The turn executor runs an `Own` call as one unit through [`execute`](Self::execute).
+    pub(crate) fn executor_route(&self, input: &ToolExecutionInput) -> Option<ExecutorRoute> {
+        self.inner.executors.nearest(input.agent.as_ref()).map(|executor| executor.route(input))
     }
 
     /// The native executor: the whole pipeline, without any installed executor in the way.
@@ -503,9 +503,14 @@ impl ToolRuntime {
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:
     /// and the arguments are valid); everything else — including a call the `code` collapse rejects
-    /// (CODE-011) — is `Exclusive`.
+    /// (CODE-011) — is `Exclusive`. Under an installed executor, the mode its
+    /// [`route`](ToolExecutor::route) gives a call it keeps (`Own`), the native classification for one it
+    /// passes through (CDM-047).
     pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        self.inner.pipeline.execution_mode(input)
+        match self.executor_route(input) {
+            Some(ExecutorRoute::Own(mode)) => mode,
+            None | Some(ExecutorRoute::Native) => self.inner.pipeline.execution_mode(input),
+        }
     }
 
     /// Observe the `run_code` dispatch log (upstream's `tool/code-dispatch-start` and
