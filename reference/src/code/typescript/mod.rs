@@ -140,7 +140,8 @@ impl TypeScriptRuntime {
     /// owner's next run, in which the namespaces, their error classes and `console` are globals rather
     /// than parameters (so a kept function finds the current ones). The heap cap covers the engine's whole
     /// life. A binding or timer function a later run calls through a value kept from an earlier run
-    /// belongs to that earlier run: it starts nothing, and its promise never settles.
+    /// belongs to that earlier run: it starts nothing, and fails at once (the binding call rejects, the
+    /// timer function throws an `Error`; CDM-048).
     #[must_use]
     pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
         self.mode = mode;
