@@ -160,3 +160,17 @@ async fn a_binding_or_timer_kept_from_an_earlier_run_fails_at_once() {
         "{result:?}"
     );
 }
+
+#[tokio::test]
+async fn top_level_declarations_are_live_bindings_and_const_stays_constant() {
+    let rt = runtime(CodeExecutionMode::PersistentInMemory, 5_000.0);
+    let declared = run(&rt, "a", "let n = 0; function inc() { return ++n } const c = 1; class K { v() { return n } }").await;
+    assert!(declared.error.is_none(), "{declared:?}");
+    let used = run(&rt, "a", "inc(); inc(); let e = ''; try { c = 2 } catch (x) { e = x.name } return [n, c, e, new K().v()]").await;
+    assert_eq!(used.value, Some(json!([2, 1, "TypeError", 2])), "{used:?}");
+    // Assigning from a later run updates the binding the declaring run's function sees.
+    assert_eq!(run(&rt, "a", "n = 10; return inc()").await.value, Some(json!(11)));
+    // A later run's own declaration rebinds the name; the earlier function keeps its own.
+    assert_eq!(run(&rt, "a", "let n = 100; return [n, inc()]").await.value, Some(json!([100, 12])));
+    assert_eq!(run(&rt, "a", "return n").await.value, Some(json!(100)));
+}
