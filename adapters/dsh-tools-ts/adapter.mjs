@@ -1,6 +1,6 @@
 // dsh-conformance adapter (protocol v1, conformance/PROTOCOL.md) for the upstream TypeScript
 // implementation @deepseek-ai/dsh-tools@0.1.0-rc.8, mounted on a plain cordis Context with its real peer
-// plugins. Fixture data (spec/README.md § Fixture vocabulary) is interpreted here and mapped onto the
+// plugins. Fixture data (spec/README.md § Instructions) is interpreted here and mapped onto the
 // real API; see README.md for the mapping table and the known limits.
 //
 // stdout carries protocol messages only (one line each, through `send`); logs go to stderr.

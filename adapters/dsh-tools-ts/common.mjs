@@ -87,11 +87,9 @@ export function toUserMessage(context) {
   });
 }
 
-/** UserMessage → `{ text, source? }`. */
+/** UserMessage → `{ role, source, content }`: the message whole (every part, images too), without its identity. */
 function fromUserMessage(message) {
-  const text = (message?.content ?? []).filter((b) => b?.type === 'text').map((b) => b.text).join('');
-  const source = message?.source?.kind === 'plugin' ? message.source.plugin : undefined;
-  return source !== undefined ? { text, source } : { text };
+  return { role: message?.role, source: message?.source, content: message?.content };
 }
 
 /** ToolExecutionResult → the protocol's Result shape (spec/README.md § Results). */

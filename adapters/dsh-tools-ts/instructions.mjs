@@ -1,4 +1,4 @@
-// The fixture instruction interpreter (spec/README.md § Fixture vocabulary): `compile` validates an
+// The fixture instruction interpreter (spec/README.md § Instructions): `compile` validates an
 // instruction list, `run` / `runSync` interpret it against a session (marks, gates, aborts, returns).
 
 import { AdapterError, soleKey, makeError, argumentAt, toUserMessage, reportFailure } from './common.mjs';

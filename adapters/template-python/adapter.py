@@ -3,7 +3,8 @@
 
 Standard library only. This file is the protocol plumbing, done: the stdin/stdout loop, depth-unlimited
 JSON (jsonjs.py), sessions, per-session `seq` and `eventsThrough`, gates, `events/waitFor`, calls with
-abort signals, the result observer (`tools/result` -> `result` events), change notifications for
+abort signals, the result observer (`tools/result` -> `result` events, or your own observer's through
+`Session.observed_result`), change notifications for
 `changes` listeners, the leak report of `session/close`, and `failure` notifications when this
 adapter's own code fails inside a running call. What an implementation does lives in registry.py:
 replace its marked functions with calls into your implementation.
@@ -59,9 +60,13 @@ class Gate:
 
 
 class Call:
-    def __init__(self, call_id, signal):
+    """One call/start: what registry.execute gets besides name and arguments."""
+
+    def __init__(self, call_id, signal, root_call_id=None):
         self.id = call_id
         self.signal = signal
+        # The caller's `rootCallId` (call/start's param; None: the call is its own root).
+        self.root_call_id = root_call_id
         self.done = asyncio.get_running_loop().create_future()
 
 
@@ -157,6 +162,20 @@ class Session:
         if not call.done.done():
             call.done.set_result(result)
 
+    def observed_result(self, call_id, result):
+        """For your own result observer (registry.RESULTS_FROM_OBSERVER): one `result` event, as your
+        implementation publishes it — any call, sub-calls included, when and in the order it publishes."""
+        self.emit({'type': 'result', 'callId': call_id, 'result': result})
+
+    def settle(self, call, result):
+        """`execute` returned: `call/await` answers with `result`; its `result` event is sent here unless
+        the implementation's own observer sends it (registry.RESULTS_FROM_OBSERVER)."""
+        if registry.RESULTS_FROM_OBSERVER:
+            if not call.done.done():
+                call.done.set_result(result)
+        else:
+            self.publish(call, result)
+
     def changed(self, notification):
         """Tell every `changes` listener (registry.py registers them) of one registry change."""
         for listener in list(self.change_listeners):
@@ -190,13 +209,13 @@ async def call_start(session, params):
     signal = Signal()
     if params.get('aborted'):
         signal.abort(params.get('reason'))
-    call = Call(call_id, signal)
+    call = Call(call_id, signal, params.get('rootCallId'))
     session.calls[call_id] = call
 
     async def run():
         result = await registry.execute(session, call, params['name'], params.get('arguments'),
                                         params.get('agent'), params.get('parent'))
-        session.publish(call, result)
+        session.settle(call, result)
 
     session.spawn(run(), call_id)
     return {}
@@ -214,7 +233,8 @@ async def call_abort(session, params):
     if call is None:
         raise AdapterError('no call %r' % params['callId'], -32000)
     # `reason` absent: the signal's default reason; `reason: null` is the value null (PROTOCOL.md).
-    call.signal.abort(params['reason'] if 'reason' in params else registry.DEFAULT_ABORT_REASON)
+    # registry.abort_call decides what aborts and what runs before this response (its eventsThrough).
+    await registry.abort_call(session, call, params['reason'] if 'reason' in params else registry.DEFAULT_ABORT_REASON)
     return {}
 
 

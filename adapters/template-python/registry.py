@@ -9,15 +9,29 @@ construct, never as a pass. Declare a feature in FEATURES only once every constr
 scenarios needing an undeclared feature are SKIP(not-applicable), visibly.
 """
 
+import asyncio
+
 import jsonjs
 
 # IMPLEMENT: who you are.
 IMPLEMENTATION = {'name': 'template-python (sample registry)', 'version': '0.0.1', 'language': 'python'}
-# IMPLEMENT: the features you support (PROTOCOL.md § initialize lists all eleven) and code runtimes.
+# IMPLEMENT: the features you support (PROTOCOL.md § initialize lists every name) and code runtimes.
 FEATURES = []
 RUNTIMES = []
 # The reason an abort without `reason` carries (JavaScript: an AbortError DOMException).
 DEFAULT_ABORT_REASON = {'name': 'AbortError', 'message': 'This operation was aborted'}
+
+# SEAM (results). False: adapter.py sends a call/start call's `result` event with the Result `execute`
+# returns, then call/await answers with it. True: your implementation's own `tools/result` observers send
+# the events: register one in open_session that calls `session.observed_result(call_id, result)` for every
+# result it sees (run_code's sub-calls included, in your implementation's order, also when it publishes
+# after `execute` has returned: upstream does not await its result observers); adapter.py then only
+# answers call/await with what `execute` returned. No need to edit adapter.py either way.
+RESULTS_FROM_OBSERVER = False
+# SEAM (abort ordering): how many event-loop turns abort_call lets the tasks an abort wakes run before the
+# call/abort response is sent (JavaScript runs abort listeners synchronously inside `abort()`, and their
+# promise continuations before the adapter writes its answer).
+ABORT_SETTLE_TURNS = 5
 
 
 class AdapterError(Exception):
@@ -148,9 +162,21 @@ def schema_of(tool):
     return {'name': tool.name, 'description': tool.description, 'parameters': tool.parameters}
 
 
+async def abort_call(session, call, reason):
+    """SEAM (abort ordering): call/abort for `call`; its response, and the `eventsThrough` it carries, is
+    sent when this returns. The default aborts the call's Signal and lets the woken tasks run a few turns,
+    so what they emit at once (an `awaitAbort` body settling, a `waitOrAbort` giving up) comes before the
+    response. Route it to your implementation's own controller, or order it otherwise, here."""
+    call.signal.abort(reason)
+    for _ in range(ABORT_SETTLE_TURNS):
+        await asyncio.sleep(0)
+
+
 async def execute(session, call, name, arguments, agent, parent):
-    """IMPLEMENT: run one call through your pipeline and return its Result (spec/README.md § Results).
-    `call.signal` is the caller's abort signal. Anything this raises becomes a `failure` report."""
+    """IMPLEMENT: run one call through your pipeline and return its Result (spec/README.md § Results and matchers).
+    `call.signal` is the caller's abort signal; `call.root_call_id` the caller's `rootCallId` (None: the
+    call is its own root; pass it to your implementation's execute as upstream's `rootCallId`). Anything
+    this raises becomes a `failure` report. Where the `result` event comes from: RESULTS_FROM_OBSERVER."""
     if agent is not None or parent is not None:
         raise Unsupported('agents and sub-calls')
     tool = session.state.tools.get(name)
@@ -169,7 +195,7 @@ async def execute(session, call, name, arguments, agent, parent):
 
 
 async def run_body(session, call, body, arguments):
-    """The fixture instructions of a tool body (spec/README.md § Fixture vocabulary), as far as the
+    """The fixture instructions of a tool body (spec/README.md § Instructions), as far as the
     sample goes. IMPLEMENT the rest: `throw`, `deferContext`, `awaitAbort`, ..."""
     for instruction in body:
         key = next(iter(instruction)) if isinstance(instruction, dict) and len(instruction) == 1 else None

@@ -77,9 +77,11 @@ pub(crate) fn run_session(
             };
         }
     };
-    let mut run = Run { subject, opts, validator, log: EventLog::new(session) };
+    let mut run = Run { subject, opts, validator, log: EventLog::new(session), refused: None };
     let body = body(&mut run);
     let (outcome, restart_needed) = match body {
+        // A setup refused as the scenario expects: no session was opened, so none is closed.
+        Ok(()) if run.refused.is_some() => (Outcome::Pass, false),
         Ok(()) => match run.close(session) {
             Ok(()) => (Outcome::Pass, false),
             Err(stop) => (stop.outcome, stop.restart),
@@ -120,10 +122,15 @@ pub(crate) struct Run<'a> {
     opts: &'a CheckOptions,
     validator: &'static MessageValidator,
     log: EventLog,
+    /// The message of the setup-rejected error `session/open` answered, when it did.
+    refused: Option<String>,
 }
 
 impl Run<'_> {
     fn open_and_steps(&mut self, scenario: &Scenario) -> Result<(), Stop> {
+        if let Some(expected) = &scenario.rejects_setup {
+            return self.open_refused(scenario, &expected.message);
+        }
         let open = self.send("session/open", protocol::open_request(scenario))?;
         dismantle(open);
         let mut builder = RequestBuilder::new(&scenario.id);
@@ -132,6 +139,23 @@ impl Run<'_> {
             self.step(&ctx, step, &mut builder)?;
         }
         Ok(())
+    }
+
+    /// `rejectsSetup`: `session/open` must answer the setup-rejected error with a matching message.
+    fn open_refused(&mut self, scenario: &Scenario, expected: &Value) -> Result<(), Stop> {
+        if !scenario.steps.is_empty() {
+            return Err(Stop::error(ErrorKind::Scenario, "rejectsSetup: a scenario whose setup is refused has no steps".to_owned()));
+        }
+        match self.send("session/open", protocol::open_request(scenario)) {
+            Ok(open) => {
+                dismantle(open);
+                Err(Stop::fail("session/open: the setup was accepted; the scenario expects it refused (rejectsSetup)".to_owned()))
+            }
+            Err(stop) => match self.refused.clone() {
+                Some(message) => compare("session/open", "rejectsSetup.message", expected, &Value::String(message), MatchMode::Exact),
+                None => Err(stop),
+            },
+        }
     }
 
     fn step(&mut self, ctx: &str, step: &Step, builder: &mut RequestBuilder) -> Result<(), Stop> {
@@ -196,6 +220,7 @@ impl Run<'_> {
                 }
                 events_ok.map_err(|m| Stop::error(ErrorKind::Adapter, format!("{ctx}: {m}")))?;
                 if method == "session/open" && rpc.code == SETUP_REJECTED {
+                    self.refused = Some(rpc.message.clone());
                     return Err(Stop::fail(format!("the subject rejected the setup: {}", rpc.message)));
                 }
                 return Err(Stop::error(

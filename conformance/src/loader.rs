@@ -2,7 +2,8 @@
 //! in sorted path order. Each file is parsed (`yaml`), validated against its JSON Schema, deserialized,
 //! then cross-checked (unknown rule ids, duplicate scenario or rule ids). Every problem is a
 //! [`LoadError`] with file, line, column and field; a bad file never stops the others, and a file with
-//! any error contributes no scenario (the harness turns it into one `ERROR(scenario)` trial). Files are
+//! any error contributes no scenario (the harness turns it into one `ERROR(scenario)` trial) — except a
+//! duplicate scenario id, which drops only the scenario that repeats it. Files are
 //! found and read through `files.rs` (links followed, FIFOs, devices and oversized files refused). A
 //! scenario citing a rule that is unknown because a rules file did not load says so, naming that file.
 
@@ -110,7 +111,10 @@ pub fn load_suite(spec_root: &Path) -> Suite {
             }
         };
         match load_scenarios_text(&file, &text, &suite.catalog, &mut first_scenario) {
-            Ok(loaded) => suite.scenarios.extend(loaded),
+            Ok((loaded, duplicates)) => {
+                suite.scenarios.extend(loaded);
+                suite.errors.extend(duplicates);
+            }
             Err(mut errors) => {
                 if !broken_rules.is_empty() {
                     for e in errors.iter_mut().filter(|e| e.message.starts_with("unknown rule id")) {
@@ -140,13 +144,15 @@ pub fn read_file(file: &Path, path: &Path) -> Result<String, LoadError> {
 }
 
 /// Parses, validates and checks one scenario file. `seen` holds the ids accepted so far (with where);
-/// the ids of this file are added to it only when the whole file is accepted.
+/// the ids of this file are added to it only when the file is accepted. A scenario whose id was taken
+/// before (in this file or an earlier one) is dropped alone, with an error at its `id` line; any other
+/// error rejects the whole file (`Err`). `Ok` holds the scenarios kept and the duplicate-id errors.
 pub fn load_scenarios_text(
     file: &Path,
     text: &str,
     catalog: &Catalog,
     seen: &mut BTreeMap<String, (PathBuf, usize, usize)>,
-) -> Result<Vec<LoadedScenario>, Vec<LoadError>> {
+) -> Result<(Vec<LoadedScenario>, Vec<LoadError>), Vec<LoadError>> {
     let (value, positions) = parse_and_validate(file, text, schemas::scenario())?;
     let errors_at = |pointer: &str, field: &str, message: String| {
         let pos = positions.field(pointer);
@@ -161,6 +167,7 @@ pub fn load_scenarios_text(
     let scenarios = scenarios.map_err(|e| vec![errors_at("", "", e.to_string())])?;
 
     let mut errors = Vec::new();
+    let mut duplicates = Vec::new();
     let mut loaded = Vec::new();
     let mut mine: BTreeMap<String, (PathBuf, usize, usize)> = BTreeMap::new();
     for (i, scenario) in scenarios.into_iter().enumerate() {
@@ -179,23 +186,28 @@ pub fn load_scenarios_text(
         }
         let id_pos = positions.field(&format!("{base}/id"));
         if let Some((f, l, c)) = seen.get(&scenario.id).or_else(|| mine.get(&scenario.id)) {
-            errors.push(LoadError {
+            duplicates.push(LoadError {
                 file: file.to_path_buf(),
                 line: id_pos.line,
                 column: id_pos.column,
                 field: format!("{prefix}id"),
-                message: format!("duplicate scenario id {:?} (first at {}:{l}:{c})", scenario.id, f.display()),
+                message: format!(
+                    "duplicate scenario id {:?} (first at {}:{l}:{c}); this one is not run",
+                    scenario.id,
+                    f.display()
+                ),
             });
-        } else {
-            mine.insert(scenario.id.clone(), (file.to_path_buf(), id_pos.line, id_pos.column));
+            continue;
         }
+        mine.insert(scenario.id.clone(), (file.to_path_buf(), id_pos.line, id_pos.column));
         let line = positions.node(&base).value.line;
         loaded.push(LoadedScenario { scenario, file: file.to_path_buf(), line });
     }
     if errors.is_empty() {
         seen.extend(mine);
-        Ok(loaded)
+        Ok((loaded, duplicates))
     } else {
+        errors.extend(duplicates);
         Err(errors)
     }
 }

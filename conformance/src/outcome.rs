@@ -203,9 +203,9 @@ impl Outcome {
             Outcome::XPass { reason } => format!("expected to fail ({reason}) but passed: the expectation is stale"),
             Outcome::Skip { reason, .. } => reason.clone(),
             Outcome::Error { message, .. } => message.clone(),
-            Outcome::Timeout { step, stderr_tail } if stderr_tail.is_empty() => format!("no response within the step timeout: {step}"),
+            Outcome::Timeout { step, stderr_tail } if stderr_tail.is_empty() => format!("no response within the step timeout (--step-timeout): {step}"),
             Outcome::Timeout { step, stderr_tail } => {
-                format!("no response within the step timeout: {step}\nstderr tail:\n{stderr_tail}")
+                format!("no response within the step timeout (--step-timeout): {step}\nstderr tail:\n{stderr_tail}")
             }
             Outcome::Crash { status, stderr_tail } => format!("adapter exited ({status})\n{stderr_tail}"),
         }

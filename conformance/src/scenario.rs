@@ -68,6 +68,14 @@ impl Level {
     }
 }
 
+/// What a scenario whose setup must be refused expects of the refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectsSetup {
+    /// Matched against the setup-rejected error's message.
+    pub message: Value,
+}
+
 /// One scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -93,6 +101,11 @@ pub struct Scenario {
     /// What the session builds when it opens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// `rejectsSetup: { message }`: the implementation must refuse the setup — `session/open` answers the
+    /// setup-rejected error (PROTOCOL.md), whose message `message` matches (a matcher: adapters wrap the
+    /// implementation's own text, so scenarios use `$regex` on it). No steps follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejects_setup: Option<RejectsSetup>,
     /// The steps, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Step>,

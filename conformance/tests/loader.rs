@@ -174,7 +174,7 @@ rules:
         vec![
             r#"spec/rules/reg2.yaml:4:5: rules[0].id: duplicate rule id "REG-001" (first at spec/rules/reg.yaml:4:5)"#,
             r#"spec/rules/reg2.yaml:8:5: rules[1].id: rule id "PIPE-001" does not start with the file's area "REG""#,
-            r#"spec/scenarios/b/fam.yaml:2:5: scenarios[0].id: duplicate scenario id "reg-good" (first at spec/scenarios/a/good.yaml:1:1)"#,
+            r#"spec/scenarios/b/fam.yaml:2:5: scenarios[0].id: duplicate scenario id "reg-good" (first at spec/scenarios/a/good.yaml:1:1); this one is not run"#,
         ]
     );
     assert_eq!(suite.scenarios.len(), 1);

@@ -25,8 +25,10 @@ use std::time::{Duration, Instant};
 use dsh_conformance::subject::{Reply, Stray, Subject, SubjectError, SubjectInfo};
 use serde_json::Value;
 
+mod bounded;
 pub mod lines;
 mod process;
+mod reaper;
 pub mod wire;
 
 pub use process::kill_all;
@@ -44,6 +46,8 @@ pub const SETTLE: Duration = Duration::from_millis(2);
 const STDERR_GRACE: Duration = Duration::from_millis(20);
 /// How many sent requests are remembered, to name the session of a late duplicate response.
 const REMEMBERED: u64 = 4096;
+/// Events kept for one request; past it they are counted, dropped, and the request is `ERROR(adapter)`.
+pub const MAX_STEP_EVENTS: usize = 10_000;
 
 /// An implementation under test served by an adapter process.
 pub struct AdapterSubject {
@@ -61,8 +65,10 @@ pub struct AdapterSubject {
     last_closed: Option<String>,
     /// Events received but not yet handed out with a reply.
     pending_events: Vec<Value>,
-    strays: Vec<Stray>,
-    transcript: Vec<String>,
+    strays: bounded::Strays,
+    transcript: bounded::Transcript,
+    /// Events of the request in flight dropped past [`MAX_STEP_EVENTS`].
+    events_cut: usize,
     /// Set after a protocol error: the stream may be out of step until a restart.
     poisoned: bool,
 }
@@ -87,8 +93,9 @@ impl AdapterSubject {
             current: None,
             last_closed: None,
             pending_events: Vec::new(),
-            strays: Vec::new(),
-            transcript: Vec::new(),
+            strays: bounded::Strays::default(),
+            transcript: bounded::Transcript::default(),
+            events_cut: 0,
             poisoned: false,
         };
         subject.process = Some(process::start(&subject.command)?);
@@ -135,6 +142,19 @@ impl AdapterSubject {
         SubjectError::Protocol { message: self.with_tail(message) }
     }
 
+    /// The response to `method` came after more than [`MAX_STEP_EVENTS`] events: an adapter error.
+    fn too_many_events(&mut self, method: &str, result: Result<Value, dsh_conformance::subject::RpcError>, events: Vec<Value>) -> SubjectError {
+        let cut = std::mem::take(&mut self.events_cut);
+        if let Ok(value) = result {
+            dsh_conformance::json::dismantle(value);
+        }
+        events.into_iter().for_each(dsh_conformance::json::dismantle);
+        self.protocol(format!(
+            "the adapter sent {} events before its response to `{method}`, more than the limit of {MAX_STEP_EVENTS} events a step: the {cut} past the limit were dropped",
+            MAX_STEP_EVENTS + cut
+        ))
+    }
+
     fn timeout(&mut self, method: &str, waited: Duration) -> SubjectError {
         self.poisoned = true;
         SubjectError::Timeout { method: method.to_owned(), waited }
@@ -155,6 +175,7 @@ impl AdapterSubject {
             self.sent.remove(&(id - REMEMBERED));
         }
         self.current = session;
+        self.events_cut = 0;
         let mut line = wire::request_line(id, method, params);
         self.transcript.push(format!("→ {}", wire::display(&line)));
         line.push('\n');
@@ -194,10 +215,17 @@ impl AdapterSubject {
                 Err(RecvTimeoutError::Disconnected) => Incoming::Eof,
             };
             match self.take_line(incoming, id, method)? {
-                Seen::Event(params) => self.pending_events.push(params),
+                Seen::Event(params) if self.pending_events.len() < MAX_STEP_EVENTS => self.pending_events.push(params),
+                Seen::Event(params) => {
+                    dsh_conformance::json::dismantle(params);
+                    self.events_cut += 1;
+                }
                 Seen::Stray => {}
                 Seen::Reply(result) => {
                     let events = std::mem::take(&mut self.pending_events);
+                    if self.events_cut > 0 {
+                        return Err(self.too_many_events(method, result, events));
+                    }
                     if method == "session/close" {
                         self.settle();
                     }
@@ -226,7 +254,14 @@ impl AdapterSubject {
         let value = match parsed {
             Ok(value) => value,
             Err(e) => {
-                let msg = format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw));
+                let msg = match raw.strip_prefix('\u{FEFF}') {
+                    // Invisible in the line shown: say it, or the line looks valid.
+                    Some(rest) => format!(
+                        "adapter wrote a line starting with a byte order mark (U+FEFF, bytes EF BB BF), which is not JSON: protocol lines are UTF-8 without a BOM: <BOM>{}",
+                        wire::display(rest)
+                    ),
+                    None => format!("adapter wrote a line that is not JSON ({e}): {}", wire::display(&raw)),
+                };
                 return Err(self.protocol(msg));
             }
         };
@@ -302,10 +337,9 @@ impl AdapterSubject {
                 Ok(Incoming::Eof) | Err(_) => return,
                 Ok(incoming) => incoming,
             };
-            let before = self.strays.len();
             let seen = self.take_line(incoming, 0, "(none)");
             self.poisoned = false;
-            if self.strays.len() > before {
+            if matches!(seen, Ok(Seen::Stray)) {
                 continue;
             }
             let what = match seen {
@@ -365,7 +399,7 @@ impl Subject for AdapterSubject {
     }
 
     fn take_strays(&mut self) -> Vec<Stray> {
-        std::mem::take(&mut self.strays)
+        self.strays.take(self.last_closed.as_ref())
     }
 
     fn finish(&mut self, wait: Duration) -> Vec<Stray> {
@@ -379,7 +413,7 @@ impl Subject for AdapterSubject {
     }
 
     fn take_transcript(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.transcript)
+        self.transcript.take()
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use dsh_conformance::subject::Subject;
 use dsh_harness::adapter::AdapterSubject;
-use dsh_harness::run::{self, cli, explain, matrix, pool::{self, Factory}};
+use dsh_harness::run::{self, cli, explain, matrix, pool::{self, Factory}, probe};
 
 /// mimalloc, not the system allocator: a 100,000-level corpus value is millions of small maps built and
 /// freed, and glibc's free-list coalescing was a fifth of those trials (the reference library itself
@@ -39,6 +39,7 @@ fn main() -> ExitCode {
             matrix::main(&reports, update.as_deref(), html.as_deref(), &before)
         }
         Ok(cli::Command::Explain { id, spec }) => explain::main(&id, &spec),
+        Ok(cli::Command::Probe(p)) => probe::main(p),
         Ok(cli::Command::Run(opts)) => {
             let (factory, subject): (Factory, String) = match opts.adapter.clone() {
                 Some(command) => {

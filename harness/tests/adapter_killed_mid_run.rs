@@ -99,7 +99,8 @@ fn a_timed_out_python_run_leaves_no_process_when_the_harness_kills_the_adapter()
 
 /// The whole hostile corpus (`reference/tests/hostile/`, Python and TypeScript) through the reference adapter, then a
 /// program that never ends and a killed adapter: every corpus trial settles (PASS or FAIL — its result is
-/// not what this checks — never CRASH or TIMEOUT), and nothing any of them started is left.
+/// not what this checks — or, for a call flood, the harness's events-a-step limit; never CRASH or TIMEOUT),
+/// and nothing any of them started is left.
 #[test]
 fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
     let dir = temp_dir("adapter-hostile-corpus");
@@ -119,7 +120,9 @@ fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
         }
     }
     files.push(("zz-never.yaml".to_owned(), scenario("zz-never-ends", "while True:\n    pass")));
-    let (work, output, report_text) = run_through_adapter(&dir, &files, "15");
+    // A generous step timeout: a call flood's sub-calls each send several events, and in a debug build the
+    // harness validating ~100,000 of them takes longer than the run itself (14 s in-process, at a 3 s wall).
+    let (work, output, report_text) = run_through_adapter(&dir, &files, "40");
     assert!(!output.status.success(), "a never-ending step must not pass");
     let trials: Vec<serde_json::Value> =
         report_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|r| r["type"] == "trial").collect();
@@ -129,7 +132,10 @@ fn the_hostile_corpus_through_the_adapter_leaves_nothing_when_it_is_killed() {
         if id == "zz-never-ends" {
             assert_eq!(outcome, "TIMEOUT", "{trial}");
         } else {
-            assert!(matches!(outcome, "PASS" | "FAIL"), "{id} must settle through the adapter, got {outcome}: {trial}");
+            // A call flood's sub-calls send more events in one step than the harness keeps (PROTOCOL.md §
+            // Limits): that trial is an ERROR naming the limit, and it still settled.
+            let flood = outcome == "ERROR" && trial["message"].as_str().is_some_and(|m| m.contains("events a step"));
+            assert!(matches!(outcome, "PASS" | "FAIL") || flood, "{id} must settle through the adapter, got {outcome}: {trial}");
         }
     }
     let left = left_in(&work);

@@ -241,6 +241,19 @@ fn help_lists_the_harness_options() {
     }
 }
 
+#[test]
+fn help_promises_the_filters_the_parser_takes() {
+    let dir = temp_dir("broken-help-filters");
+    let help = run(&dir, &["--help"]);
+    assert!(help.stdout.contains("[OPTIONS] [FILTER] [LIBTEST OPTIONS]") && !help.stdout.contains("FILTER..."), "{}", help.stdout);
+    // One filter is taken; a second is refused, as the help says.
+    let spec = spec_with(&dir, &[("1.yaml", scenario("ok-a"))]);
+    let one = run(&dir, &["--spec", spec.to_str().unwrap(), "--adapter", &fake_adapter(&dir), "--list", "ok"]);
+    assert_eq!(one.status.code(), Some(0), "{}", one.log());
+    let two = run(&dir, &["--spec", spec.to_str().unwrap(), "--adapter", &fake_adapter(&dir), "--list", "ok", "a"]);
+    assert_eq!(two.status.code(), Some(2), "{}", two.log());
+}
+
 /// An exact filter loads only its trial's source (`suite::Sources`): the entries of the sources it leaves
 /// out cannot be checked, and are not called unknown; a typo in the source it loads still is.
 #[test]
@@ -269,4 +282,24 @@ fn an_exact_filter_does_not_call_entries_of_unloaded_sources_unknown() {
     assert_eq!(out.status.code(), Some(101), "{}", out.log());
     let first = format!("{}:1", expectations.display());
     assert!(read_report(&report_path).message(&first).contains("unknown scenario id `corpus/validation/deep#1-x`"));
+}
+
+#[test]
+fn a_duplicate_id_inside_a_file_drops_only_the_duplicate() {
+    let dir = temp_dir("broken-duplicate-in-file");
+    let member = |id: &str| format!("  - id: {id}\n    rules: [T-001]\n    level: must\n    description: Member {id}.\n    steps: []\n");
+    let family = format!("scenarios:\n{}{}{}", member("dup-a"), member("dup-b"), member("dup-a"));
+    let spec = spec_with(&dir, &[("fam.yaml", family), ("other.yaml", scenario("other-c"))]);
+    let adapter = fake_adapter(&dir);
+    let report = dir.join("report.jsonl");
+    let out = run(&dir, &adapter_args(&adapter, &spec, &report));
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    let report = read_report(&report);
+    for id in ["dup-a", "dup-b", "other-c"] {
+        assert_eq!(report.outcome(id), "PASS", "{id}: {:?}", report.labels());
+    }
+    let file = "spec/scenarios/t/fam.yaml";
+    assert_eq!(report.labels()[file], "ERROR(scenario)", "{:?}", report.labels());
+    let message = report.message(file);
+    assert!(message.contains("fam.yaml:12:") && message.contains("duplicate scenario id \"dup-a\" (first at spec/scenarios/t/fam.yaml:2:"), "{message}");
 }

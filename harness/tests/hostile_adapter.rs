@@ -192,6 +192,55 @@ fn restarts_kill_grandchildren_that_left_the_group() {
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
 
+/// Waits up to `bound` for every pid to be gone; returns those still alive (and kills them).
+fn left_after(pids_: Vec<u32>, bound: Duration) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + bound;
+    let mut left = pids_;
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left.retain(|&p| alive(p));
+    }
+    for &pid in &left {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    left
+}
+
+#[test]
+fn a_grandchild_with_no_token_and_its_own_session_dies_with_its_adapter() {
+    let dir = temp_dir("hostile-orphan");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-orphan")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "2"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    assert_eq!(report.outcome("a-orphan"), "CRASH", "{}", short(report.message("a-orphan")));
+    assert_eq!(report.outcome("b-ok"), "PASS", "{}", short(report.message("b-ok")));
+    let orphans = pids(&dir.join("orphans"));
+    assert_eq!(orphans.len(), 1, "{}", out.log());
+    let left = left_after(orphans, Duration::from_millis(500));
+    assert!(left.is_empty(), "`env -i setsid` grandchild left behind: {left:?}");
+}
+
+#[test]
+fn a_harness_killed_with_sigkill_leaves_no_adapter() {
+    let dir = temp_dir("hostile-sigkilled");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-busy")), ("2.yaml", scenario("b-busy"))]);
+    let adapter = hostile_adapter(&dir);
+    let report_path = dir.join("report.jsonl");
+    let args = ["--adapter", &adapter, "--spec", spec.to_str().unwrap(), "--report", report_path.to_str().unwrap(), "--step-timeout", "60"];
+    let busy = dir.join("busy");
+    let mut sent = false;
+    let out = harness_driven(&dir, &args, &[], Duration::from_secs(30), |pid| {
+        if !sent && pids(&busy).len() >= 4 {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            sent = true;
+        }
+    });
+    assert!(sent, "the adapters never got busy: {}", out.log());
+    let started: Vec<u32> = pids(&dir.join("starts")).into_iter().chain(pids(&busy)).collect();
+    let left = left_after(started, Duration::from_secs(2));
+    assert!(left.is_empty(), "processes outlived the harness killed with SIGKILL: {left:?}");
+}
+
 fn interrupted_by(signal: &str, code: i32) {
     let dir = temp_dir(&format!("hostile-{signal}"));
     let spec = spec_with(&dir, &[("1.yaml", scenario("a-hang")), ("2.yaml", scenario("b-ok"))]);
@@ -229,4 +278,77 @@ fn sigterm_kills_the_adapter_and_says_so() {
 #[test]
 fn sigint_kills_the_adapter_and_says_so() {
     interrupted_by("INT", 130);
+}
+
+#[test]
+fn unknown_capability_names_are_warned_about_within_a_bound() {
+    let dir = temp_dir("hostile-feature-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, report) = run(&dir, &spec, &[], &[("FAKE_FEATURE_FLOOD", "20000")]);
+    assert_eq!(out.status.code(), Some(0), "{}", short(&out.log()));
+    assert_eq!(report.outcome("a-ok"), "PASS");
+    assert!(out.stderr.len() < 16 << 10, "{} bytes of warnings on stderr", out.stderr.len());
+    assert!(out.stderr.contains("declares 19990 more unknown feature names, not shown"), "{}", short(&out.stderr));
+    assert!(out.stderr.contains("more bytes)"), "each name is cut: {}", short(&out.stderr));
+}
+
+#[test]
+fn an_event_flood_inside_one_step_is_bounded_and_said() {
+    let dir = temp_dir("hostile-event-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-eventflood")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "50"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    assert_eq!(report.labels()["a-eventflood"], "ERROR(adapter)", "{}", short(report.message("a-eventflood")));
+    let message = report.message("a-eventflood");
+    assert!(message.contains("50000 events before its response to `session/open`") && message.contains("the 40000 past the limit were dropped"), "{}", short(message));
+    assert!(report.trials["a-eventflood"]["transcript"].to_string().contains("lines cut"), "the transcript says what it cut");
+    assert_eq!(report.outcome("b-ok"), "PASS");
+    let size = std::fs::metadata(dir.join("report.jsonl")).unwrap().len();
+    assert!(size < 1 << 20, "report of {size} bytes");
+    assert!(out.stdout_len < 1 << 20, "stdout of {} bytes", out.stdout_len);
+}
+
+#[test]
+fn a_stray_flood_after_session_close_is_bounded_and_said() {
+    let dir = temp_dir("hostile-stray-flood");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-straystorm")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "50"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    let blamed: Vec<&str> =
+        report.trials.iter().filter(|(id, t)| id.starts_with("a-straystorm") && t["outcome"] == "ERROR").map(|(_, t)| t["message"].as_str().unwrap_or("")).collect();
+    assert!(!blamed.is_empty(), "{:?}", report.labels());
+    assert!(blamed.iter().any(|m| m.contains("more messages of this session, not kept")), "{}", short(blamed[0]));
+    let size = std::fs::metadata(dir.join("report.jsonl")).unwrap().len();
+    assert!(size < 2 << 20, "report of {size} bytes");
+    assert!(out.stdout_len < 1 << 20, "stdout of {} bytes", out.stdout_len);
+}
+
+#[test]
+fn a_first_initialize_that_times_out_shows_the_stderr_tail() {
+    let dir = temp_dir("hostile-first-init-hang");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[("FAKE_FIRST_INIT_HANG", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{}", out.log());
+    assert!(out.stderr.contains("failed to initialize") && out.stderr.contains("still loading the model weights"), "{}", out.log());
+    let aborted = report.footer.as_ref().unwrap()["aborted"].as_str().unwrap_or("").to_owned();
+    assert!(aborted.contains("still loading the model weights"), "{aborted}");
+}
+
+#[test]
+fn a_bom_before_the_initialize_answer_is_named() {
+    let dir = temp_dir("hostile-bom");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-ok"))]);
+    let (out, _) = run(&dir, &spec, &[], &[("FAKE_BOM", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{}", out.log());
+    assert!(out.stderr.contains("byte order mark (U+FEFF, bytes EF BB BF)") && out.stderr.contains("<BOM>{"), "{}", out.log());
+}
+
+#[test]
+fn a_timeout_names_the_option_that_sets_it() {
+    let dir = temp_dir("hostile-timeout-flag");
+    let spec = spec_with(&dir, &[("1.yaml", scenario("a-hang")), ("2.yaml", scenario("b-ok"))]);
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "1"], &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", out.log());
+    assert_eq!(report.outcome("a-hang"), "TIMEOUT");
+    assert!(report.message("a-hang").contains("(--step-timeout)"), "{}", short(report.message("a-hang")));
 }

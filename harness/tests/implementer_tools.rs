@@ -103,3 +103,46 @@ fn explain_names_the_file_line_rules_and_steps() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing).contains("no trial has the id `nope`"), "{}", text(&missing));
 }
+
+#[test]
+fn xfail_trials_are_listed_in_the_console_with_their_reason() {
+    let dir = temp_dir("tools-xfail-console");
+    let spec = spec_with(&dir, &[("a.yaml", scenario("crash-a")), ("b.yaml", scenario("ok-b"))]);
+    let expectations = dir.join("expectations.yaml");
+    std::fs::write(&expectations, "- id: crash-a\n  outcome: CRASH\n  reason: the adapter exits on purpose here\n").unwrap();
+    let args = ["--adapter", &fake_adapter(&dir), "--spec", spec.to_str().unwrap(), "--expectations", expectations.to_str().unwrap()];
+    let out = harness(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("expected failures (XFAIL: failed as the expectations file says): 1 trial(s)"), "{stdout}");
+    assert!(stdout.contains("    crash-a: XFAIL(CRASH"), "{stdout}");
+    assert!(stdout.contains("the adapter exits on purpose here"), "{stdout}");
+}
+
+/// Every failure header suggests `dsh-harness explain '<id>'`, also for the trials that check nothing: a
+/// problem of the expectations file (`FILE:LINE`) and a scenario file that did not load (its path).
+#[test]
+fn explain_works_on_every_id_a_failure_header_suggests() {
+    let dir = temp_dir("tools-explain-suggested");
+    let spec = spec_with(&dir, &[("a.yaml", scenario("crash-a")), ("b.yaml", "id: [not a string\n".to_owned())]);
+    let expectations = dir.join("expectations.yaml");
+    std::fs::write(&expectations, "- id: crash-a\n  outcome: CRASH\n  reason: on purpose\n- id: crash\n  outcome: CRASH\n  reason: a typo\n").unwrap();
+    let args = ["--adapter", &fake_adapter(&dir), "--spec", spec.to_str().unwrap(), "--expectations", expectations.to_str().unwrap()];
+    let out = harness(&args, &[]);
+    assert_eq!(out.status.code(), Some(101), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let suggested: Vec<&str> = stdout.split("(details: dsh-harness explain '").skip(1).filter_map(|rest| rest.split("')").next()).collect();
+    let problem = format!("{}:4", expectations.display());
+    assert!(suggested.contains(&problem.as_str()) && suggested.contains(&"spec/scenarios/t/b.yaml"), "{suggested:?}\n{stdout}");
+    for id in suggested {
+        let explained = harness(&["explain", id, "--spec", spec.to_str().unwrap()], &[]);
+        assert!(explained.status.success(), "explain '{id}' failed:\n{}", text(&explained));
+    }
+    let shown = harness(&["explain", &problem, "--spec", spec.to_str().unwrap()], &[]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("problem: unknown scenario id `crash`") && shown.contains("ids containing it: crash-a"), "{shown}");
+    assert!(shown.contains("     4 | - id: crash\n") && shown.contains("     6 |   reason: a typo\n") && !shown.contains("on purpose"), "{shown}");
+    let broken = harness(&["explain", "spec/scenarios/t/b.yaml", "--spec", spec.to_str().unwrap()], &[]);
+    let broken = String::from_utf8_lossy(&broken.stdout);
+    assert!(broken.contains("did not load") && broken.contains("spec/scenarios/t/b.yaml:2:1: YAML syntax"), "{broken}");
+}

@@ -1,5 +1,6 @@
 //! The template adapter (`adapters/template-python/`, standard-library Python) cannot rot: its JSON
-//! self-check and plumbing selftest pass, and its sample registry passes its CI slices through the built
+//! self-check, plumbing selftest and seams test (results through the porter's own observer, `rootCallId`,
+//! abort ordering: registry.py's seams, so adapter.py needs no patch) pass, and its sample registry passes its CI slices through the built
 //! harness — `unk-` with no expectations, `reg-` with its strict expectations file.
 
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
@@ -16,8 +17,8 @@ fn template() -> PathBuf {
 }
 
 #[test]
-fn json_self_check_and_plumbing_selftest_pass() {
-    for script in ["jsonjs.py", "selftest.py"] {
+fn json_self_check_plumbing_selftest_and_seams_test_pass() {
+    for script in ["jsonjs.py", "selftest.py", "seams_test.py"] {
         let out = Command::new("python3").arg(template().join(script)).output().expect("python3 runs");
         assert!(out.status.success(), "{script} failed:\n{}", text(&out));
     }

@@ -4,12 +4,13 @@
 //!
 //! # Killing
 //! A restart, the end of a run and an interrupted run (`run/interrupt.rs`) kill the adapter's process
-//! group, then every process that still carries this adapter's `DSH_HARNESS_ADAPTER` token in its
-//! environment (found through `/proc`): a grandchild that called `setsid` has left the group but not
-//! the environment it inherited. Every live adapter is listed in a process-wide registry so that a
-//! signal handler can kill them all.
+//! group, its descendants, every process that still carries this adapter's `DSH_HARNESS_ADAPTER` token in
+//! its environment and every process holding one of its pipes (`reaper.rs`, which also spawns it so that
+//! it dies with the harness). Every live adapter is listed in a process-wide registry so that a signal
+//! handler can kill them all.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -19,12 +20,11 @@ use dsh_conformance::subject::SubjectError;
 use serde_json::Value;
 
 use super::lines::{Line, LineReader, MAX_LINE, StderrTail};
+use super::reaper::{self, TOKEN_VAR};
 use super::wire;
 
 /// Stack of the stdout reader thread: parsing and moving deep values is recursive.
 const READER_STACK: usize = 256 << 20;
-/// The environment variable that marks every process an adapter starts.
-pub const TOKEN_VAR: &str = "DSH_HARNESS_ADAPTER";
 
 /// One line read from the adapter's stdout.
 pub enum Incoming {
@@ -47,10 +47,20 @@ pub struct Process {
     pub stderr_tail: Arc<Mutex<StderrTail>>,
     pub stderr_done: Receiver<()>,
     token: String,
+    /// The names of its three pipes (`pipe:[inode]`): whoever else holds one was started by it.
+    pipes: Vec<PathBuf>,
 }
 
-/// Live adapters: (process group id, token).
-static LIVE: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
+/// A live adapter, for [`kill_all`].
+#[derive(Clone)]
+struct Live {
+    leader: u32,
+    token: String,
+    pipes: Vec<PathBuf>,
+}
+
+/// Live adapters.
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// Starts `sh -c command`.
@@ -60,26 +70,23 @@ pub fn start(command: &str) -> Result<Process, SubjectError> {
         status: format!("could not start `sh -c {command}`: {e}"),
         stderr_tail: String::new(),
     };
+    use std::os::fd::AsRawFd;
     let token = format!("{}-{}", std::process::id(), NEXT_TOKEN.fetch_add(1, Ordering::Relaxed));
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .env(TOKEN_VAR, &token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(spawn_failed)?;
-    if let Ok(mut live) = LIVE.lock() {
-        live.push((child.id(), token.clone()));
-    }
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(command).env(TOKEN_VAR, &token).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let mut child = reaper::spawn(sh).map_err(spawn_failed)?;
+    reaper::note_group('+', child.id());
     let (Some(mut stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        kill_tree(child.id(), &token);
+        reaper::kill_tree(child.id(), &token, &[]);
+        reaper::note_group('-', child.id());
         let _ = child.wait();
         return Err(SubjectError::Crash { status: "pipes unavailable".into(), stderr_tail: String::new() });
     };
+    let pipes: Vec<PathBuf> = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()].into_iter().filter_map(reaper::pipe_name).collect();
+    if let Ok(mut live) = LIVE.lock() {
+        live.push(Live { leader: child.id(), token: token.clone(), pipes: pipes.clone() });
+    }
     let (to_stdin, from_harness) = mpsc::channel::<Vec<u8>>();
     let (ack, written) = mpsc::channel();
     let (tx, lines) = mpsc::channel();
@@ -104,7 +111,7 @@ pub fn start(command: &str) -> Result<Process, SubjectError> {
             let _ = done_tx.send(());
         })
     });
-    let process = Process { child, stdin: Some(to_stdin), written, lines, stderr_tail, stderr_done, token };
+    let process = Process { child, stdin: Some(to_stdin), written, lines, stderr_tail, stderr_done, token, pipes };
     if let Err(e) = threads {
         let mut process = process;
         process.kill();
@@ -119,53 +126,27 @@ impl Process {
         self.stderr_tail.lock().map(|t| t.text()).unwrap_or_default()
     }
 
-    /// Kills the group and every process carrying the token, and reaps the leader.
+    /// Kills everything it started (`reaper::kill_tree`) and reaps the leader.
     pub fn kill(&mut self) {
         self.stdin = None;
-        kill_tree(self.child.id(), &self.token);
+        reaper::kill_tree(self.child.id(), &self.token, &self.pipes);
         let _ = self.child.kill();
         let _ = self.child.wait();
+        reaper::note_group('-', self.child.id());
         if let Ok(mut live) = LIVE.lock() {
-            live.retain(|(_, t)| *t != self.token);
+            live.retain(|l| l.token != self.token);
         }
     }
 }
 
-/// Kills every live adapter (for a signal handler: the processes are not reaped, the harness exits).
+/// Kills every live adapter and whatever was re-parented to the harness (for a signal handler and the end
+/// of a run: the live leaders are not reaped).
 pub fn kill_all() {
     let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
-    for (pgid, token) in live {
-        kill_tree(pgid, &token);
+    for adapter in &live {
+        reaper::kill_tree(adapter.leader, &adapter.token, &adapter.pipes);
     }
-}
-
-fn kill_tree(pgid: u32, token: &str) {
-    let mut targets = vec![format!("-{pgid}")];
-    targets.extend(carrying(token).into_iter().map(|pid| pid.to_string()));
-    let _ = Command::new("kill")
-        .arg("-KILL")
-        .arg("--")
-        .args(&targets)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// Processes whose environment holds `TOKEN_VAR=token` (Linux `/proc`; none elsewhere).
-fn carrying(token: &str) -> Vec<u32> {
-    let needle = format!("{TOKEN_VAR}={token}");
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let me = std::process::id();
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
-        .filter(|&pid| pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle.as_bytes()))
-        })
-        .collect()
+    reaper::kill_inherited(&live.iter().map(|l| l.leader).collect::<Vec<_>>());
 }
 
 fn read_stdout(stdout: impl std::io::Read, tx: &Sender<Incoming>) {

@@ -136,14 +136,19 @@ pub fn subject_info(result: &Value) -> Result<SubjectInfo, String> {
 
 /// A line shortened for display, at a character boundary, saying how much was left out.
 pub fn display(line: &str) -> String {
-    if line.len() <= DISPLAY_MAX {
-        return line.to_owned();
+    shorten(line, DISPLAY_MAX)
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how many bytes were left out.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
-    let mut cut = DISPLAY_MAX;
-    while !line.is_char_boundary(cut) {
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    format!("{}… ({} more bytes)", &line[..cut], line.len() - cut)
+    format!("{}… ({} more bytes)", &text[..cut], text.len() - cut)
 }
 
 #[cfg(test)]

@@ -125,23 +125,3 @@ fn call_json(kind: &str, call: &CodeDispatchStart) -> Value {
         ("arguments", deep::clone(&call.arguments)),
     ])
 }
-
-/// A deferred context that is a user message (the bridge defers an image-bearing sub-result's content
-/// that way) in the protocol's `{ text, source? }` shape, as the Node adapter reports it: the text blocks
-/// joined, the plugin name as `source`.
-pub fn user_message_context(message: &Value) -> Option<Value> {
-    if message.get("role").and_then(Value::as_str) != Some("user") {
-        return None;
-    }
-    let blocks = message.get("content")?.as_array()?;
-    let text: String = blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect();
-    let source = message.get("source").filter(|s| s.get("kind").and_then(Value::as_str) == Some("plugin"));
-    Some(match source.and_then(|s| s.get("plugin")) {
-        Some(plugin) => deep::object([("text", text.into()), ("source", plugin.clone())]),
-        None => deep::object([("text", text.into())]),
-    })
-}

@@ -86,15 +86,28 @@ impl Parts<'_> {
     }
 }
 
-/// A context as `{ text, source? }`: the reference carries what fixtures deferred in that shape already;
-/// anything else is passed through.
+/// A context as the message the model will be shown, `{ role, source, content }` (PROTOCOL.md § Session
+/// requests): a fixture's `{ text, source? }` becomes the user message an adapter over upstream builds from
+/// it (`createUserMessage`: one text part, source `{ kind: plugin, plugin }` or `{ kind: user }`); a deferred
+/// message (the bridge's image-bearing sub-result) is reported whole, its parts as they are.
 fn context(c: &Value) -> Value {
-    if let Some(converted) = super::code::user_message_context(c) {
-        return converted;
+    if c.get("role").is_some() {
+        let mut out = Map::new();
+        for key in ["role", "source", "content"] {
+            if let Some(v) = c.get(key) {
+                out.insert(key.into(), deep::clone(v));
+            }
+        }
+        return Value::Object(out);
     }
-    match (c.get("text").and_then(Value::as_str), c.get("source")) {
-        (Some(text), None) => json!({ "text": text }),
-        (Some(text), Some(source)) => json!({ "text": text, "source": source }),
-        _ => deep::clone(c),
+    match c.get("text").and_then(Value::as_str) {
+        Some(text) => {
+            let source = match c.get("source") {
+                Some(plugin) => json!({ "kind": "plugin", "plugin": plugin }),
+                None => json!({ "kind": "user" }),
+            };
+            json!({ "role": "user", "source": source, "content": [{ "type": "text", "text": text }] })
+        }
+        None => deep::clone(c),
     }
 }

@@ -8,6 +8,7 @@ use dsh_conformance::features;
 use dsh_conformance::subject::SubjectInfo;
 
 use super::verdict::Verdict;
+use crate::adapter::wire;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
 pub const KNOWN_FEATURES: [&str; 16] = [
@@ -32,27 +33,47 @@ pub const KNOWN_FEATURES: [&str; 16] = [
 /// The code runtimes the suite knows (`setup.runtime`).
 pub const KNOWN_RUNTIMES: [&str; 2] = ["typescript", "python"];
 
-/// One warning per declared feature or runtime the suite does not know, naming the nearest known one.
+/// How many unknown feature (and runtime) names are warned about one by one; the rest are counted.
+pub const WARNED_NAMES: usize = 10;
+/// How many bytes of an unknown name a warning shows.
+pub const SHOWN_NAME: usize = 64;
+
+/// One warning per declared feature or runtime the suite does not know, naming the nearest known one: at
+/// most [`WARNED_NAMES`] of each, each name cut to [`SHOWN_NAME`] bytes, then one line counting the rest.
 pub fn warnings(info: &SubjectInfo) -> Vec<String> {
+    let who = format!("{} {}", shorten(&info.name), shorten(&info.version));
     let mut out = Vec::new();
-    for feature in info.features.iter().filter(|f| !KNOWN_FEATURES.contains(&f.as_str())) {
+    let unknown: Vec<&String> = info.features.iter().filter(|f| !KNOWN_FEATURES.contains(&f.as_str())).collect();
+    for feature in unknown.iter().take(WARNED_NAMES) {
         out.push(format!(
-            "{} {} declares feature `{feature}`, which the suite does not know{}; known features: {}",
-            info.name,
-            info.version,
+            "{who} declares feature `{}`, which the suite does not know{}; known features: {}",
+            shorten(feature),
             nearest(feature, &KNOWN_FEATURES).map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default(),
             KNOWN_FEATURES.join(", ")
         ));
     }
-    for runtime in info.runtimes.iter().filter(|r| !KNOWN_RUNTIMES.contains(&r.as_str())) {
+    out.extend(rest(&who, "feature", unknown.len()));
+    let unknown: Vec<&String> = info.runtimes.iter().filter(|r| !KNOWN_RUNTIMES.contains(&r.as_str())).collect();
+    for runtime in unknown.iter().take(WARNED_NAMES) {
         out.push(format!(
-            "{} {} declares runtime `{runtime}`, which no scenario uses; known runtimes: {}",
-            info.name,
-            info.version,
+            "{who} declares runtime `{}`, which no scenario uses; known runtimes: {}",
+            shorten(runtime),
             KNOWN_RUNTIMES.join(", ")
         ));
     }
+    out.extend(rest(&who, "runtime", unknown.len()));
     out
+}
+
+fn shorten(name: &str) -> String {
+    wire::shorten(name, SHOWN_NAME)
+}
+
+/// The line counting the unknown names not warned about one by one, if any.
+fn rest(who: &str, what: &str, unknown: usize) -> Option<String> {
+    (unknown > WARNED_NAMES).then(|| {
+        format!("{who} declares {} more unknown {what} names, not shown (the first {WARNED_NAMES} are)", unknown - WARNED_NAMES)
+    })
 }
 
 /// The skipped trials grouped by reason (for not-applicable skips, the capabilities missing), the
@@ -80,6 +101,9 @@ pub fn skip_summary(skipped: &[(&str, &Verdict)]) -> String {
 
 /// The known name within edit distance 2 of `name`, if exactly one is nearest.
 fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    if name.len() > SHOWN_NAME {
+        return None; // farther than 2 edits from every known name
+    }
     let mut best: Option<(usize, &str)> = None;
     for k in known {
         let d = distance(name, k);

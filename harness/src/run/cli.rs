@@ -6,6 +6,7 @@
 //!             [--step-timeout SECS] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
 //! dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
 //! dsh-harness explain ID [--spec DIR]
+//! dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
 //! ```
 
 use std::path::PathBuf;
@@ -22,9 +23,10 @@ dsh-harness: runs the dsh-tools conformance suite and prints a summary; exit sta
 outcome was unexpected (101 when one was, 2 when nothing could be run, 130/143 when interrupted).
 
 USAGE:
-    dsh-harness [OPTIONS] [FILTER...] [LIBTEST OPTIONS]
+    dsh-harness [OPTIONS] [FILTER] [LIBTEST OPTIONS]
     dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
     dsh-harness explain ID [--spec DIR]
+    dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
 
 OPTIONS:
     --adapter CMD          run against the adapter `sh -c CMD` (default: the reference, in-process)
@@ -33,7 +35,8 @@ OPTIONS:
     --sdk-corpus DIR       the SDK corpus (default: corpus/sdk next to the spec); must exist
     --report FILE.jsonl    write the JSON Lines report (truncated at start; a footer says how the run ended)
     --expectations FILE    the implementation's expectations file (strict both ways); must exist
-    --step-timeout SECS    how long one request may go unanswered, writing it included (default 10)
+    --step-timeout SECS    how long one request may go unanswered, writing it included (default 10; a trial
+                           moving a large value gets one more per 2 MiB it moves, at most 12 in all)
     --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
     --update-expectations FILE
                            after the run, rewrite FILE (may be the --expectations file) from the outcomes:
@@ -46,9 +49,12 @@ SUBCOMMANDS:
                            --html FILE writes the self-contained HTML matrix (--before: the reports to diff
                            against, in the same order)
     explain ID             print a trial's file and line, its rules (statement, notes), setup and steps
+    probe FILE.yaml        run one scenario file written on the spot (id, level, description and rules may
+                           be left out) against the in-process reference and, with --adapter, the adapter;
+                           print both transcripts and their difference (exit 0 when both pass, 1 if not)
 
 LIBTEST OPTIONS (the usual ones):
-    FILTER                 run only trials whose name contains FILTER (load errors always run)
+    FILTER                 run only trials whose name contains FILTER (one filter; load errors always run)
     --exact                filters match whole names
     --skip FILTER          leave out trials whose name contains FILTER
     --list                 list the trials instead of running them
@@ -80,6 +86,8 @@ pub enum Command {
         /// Earlier reports the HTML matrix shows changes against.
         before: Vec<PathBuf>,
     },
+    /// Run one scenario file against the reference and an adapter, side by side.
+    Probe(super::probe::Probe),
     /// Print what a trial checks.
     Explain {
         /// The trial id.
@@ -124,6 +132,9 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     if args.first().map(String::as_str) == Some("explain") {
         return parse_explain(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("probe") {
+        return parse_probe(&args[1..]);
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(Command::Help);
     }
@@ -154,12 +165,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
             "--expectations" => expectations = Some(PathBuf::from(value("--expectations")?)),
             "--junit" => junit = Some(PathBuf::from(value("--junit")?)),
             "--update-expectations" => update_expectations = Some(PathBuf::from(value("--update-expectations")?)),
-            "--step-timeout" => {
-                let text = value("--step-timeout")?;
-                let secs: f64 = text.parse().map_err(|_| format!("--step-timeout: `{text}` is not a number"))?;
-                step_timeout = Duration::try_from_secs_f64(secs)
-                    .map_err(|_| format!("--step-timeout: `{text}` is not a duration"))?;
-            }
+            "--step-timeout" => step_timeout = seconds(&value("--step-timeout")?)?,
             _ => {
                 threads_given |= flag == "--test-threads";
                 rest.push(arg);
@@ -225,4 +231,36 @@ fn parse_explain(args: &[String]) -> Result<Command, String> {
     }
     let id = id.ok_or("explain needs a trial id (see `dsh-harness --list`)")?;
     Ok(Command::Explain { id, spec })
+}
+
+fn parse_probe(args: &[String]) -> Result<Command, String> {
+    let mut probe = super::probe::Probe {
+        file: PathBuf::new(),
+        adapter: None,
+        spec: PathBuf::from(DEFAULT_SPEC),
+        step_timeout: DEFAULT_STEP_TIMEOUT,
+    };
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--adapter" => probe.adapter = Some(it.next().ok_or("--adapter needs a command")?.clone()),
+            "--spec" => probe.spec = PathBuf::from(it.next().ok_or("--spec needs a directory")?),
+            "--step-timeout" => probe.step_timeout = seconds(it.next().ok_or("--step-timeout needs a number of seconds")?)?,
+            a if a.starts_with('-') => return Err(format!("probe: unknown flag `{a}`")),
+            a if file.is_none() => file = Some(PathBuf::from(a)),
+            a => return Err(format!("probe takes one scenario file (got a second: `{a}`)")),
+        }
+    }
+    probe.file = file.ok_or("probe needs a scenario file (FILE.yaml)")?;
+    if !probe.file.is_file() {
+        return Err(format!("probe {}: no such file", probe.file.display()));
+    }
+    Ok(Command::Probe(probe))
+}
+
+/// A `--step-timeout` value.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text.parse().map_err(|_| format!("--step-timeout: `{text}` is not a number"))?;
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("--step-timeout: `{text}` is not a duration"))
 }

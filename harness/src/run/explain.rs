@@ -2,6 +2,11 @@
 //! the file and line, its rules with their statements and notes, and its setup and steps (a corpus group:
 //! its description and tests; an SDK case: its language and tool count).
 //!
+//! The trials that are not checks are explained too, since their failure header suggests `explain` as
+//! well: a file that did not load (its id is the file: every problem in it), and a problem of the
+//! expectations file (its id is `FILE:LINE`: the problem as the file reads now, and the entry at that line).
+//! A `#N` suffix (`unique` names repeated ids so) is ignored.
+//!
 //! Values are printed as compact JSON cut to [`SHOWN`] bytes each; the whole command runs on a large
 //! stack because corpus values nest 100,000 levels deep.
 
@@ -84,6 +89,8 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
         let _ = writeln!(out, "{id}\n  in {} (SDK corpus: sdk/render, language {})", c.file, c.language);
         rules(&mut out, &c.rules, &loaded.catalog);
         let _ = writeln!(out, "tools: {}\nexpected text ({} lines):\n{}", deep(&c.tools), c.expected.lines().count(), cut(&c.expected));
+    } else if let Some(text) = not_a_check(id, &loaded) {
+        out = text;
     } else {
         let near: Vec<&str> = loaded
             .scenarios
@@ -98,6 +105,58 @@ pub fn explain(id: &str, spec: &Path) -> Result<String, String> {
         return Err(format!("no trial has the id `{id}` in {}{hint}", spec.display()));
     }
     Ok(out)
+}
+
+/// A trial that checks nothing: a file that did not load, or a problem of an expectations file.
+fn not_a_check(id: &str, loaded: &suite::Suite) -> Option<String> {
+    let name = match id.rsplit_once('#') {
+        Some((name, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => id,
+    };
+    let errors: Vec<&suite::LoadError> = loaded.errors.iter().filter(|e| e.file == name).collect();
+    if !errors.is_empty() {
+        let mut out = format!("{id}\n  {name} did not load (ERROR(scenario)): none of its trials ran\nproblems:\n");
+        for e in errors {
+            for line in e.message.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        return Some(out);
+    }
+    let (path, line) = name.rsplit_once(':')?;
+    let line: usize = line.parse().ok()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let known: std::collections::HashSet<&str> = loaded
+        .scenarios
+        .iter()
+        .map(|p| p.id.as_str())
+        .chain(loaded.groups.iter().map(|g| g.id()))
+        .chain(loaded.sdk.iter().map(|c| c.id()))
+        .collect();
+    let (_, problems) = super::expectations::Expectations::parse(&text, |t| known.contains(t));
+    let mut out = format!("{id}\n  a problem of the expectations file {path} at line {line} (ERROR(harness)): that entry does not apply, the others do\n");
+    let here: Vec<_> = problems.iter().filter(|p| p.line == line).collect();
+    if here.is_empty() {
+        out.push_str("problem: none at this line as the file reads now (edited since the run?)\n");
+    }
+    for p in here {
+        let _ = writeln!(out, "problem: {}", p.message);
+        if let Some(unknown) = p.message.strip_prefix("unknown scenario id `").and_then(|m| m.split('`').next()) {
+            let near: Vec<&str> = known.iter().copied().filter(|t| t.contains(unknown) || unknown.contains(*t)).take(10).collect();
+            if !near.is_empty() {
+                let _ = writeln!(out, "  ids containing it: {}", near.join(", "));
+            }
+        }
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    // The entry holding the line: from the `-` that starts it to the next one.
+    let start = (0..line.min(lines.len())).rev().find(|&i| lines[i].starts_with('-')).unwrap_or(line.saturating_sub(1));
+    let end = (start + 1..lines.len()).find(|&i| lines[i].starts_with('-')).unwrap_or(lines.len()).min(start + 20);
+    let _ = writeln!(out, "entry ({path}:{}):", start + 1);
+    for (n, text) in lines.iter().enumerate().take(end).skip(start) {
+        let _ = writeln!(out, "  {:>4} | {text}", n + 1);
+    }
+    Some(out)
 }
 
 fn rules(out: &mut String, ids: &[String], catalog: &Catalog) {

@@ -54,7 +54,19 @@ pub fn watch(report: &Arc<Report>, planned: usize, started: Instant) {
     }
 }
 
+/// Set when a signal came: the handler thread is ending the run and will exit the process.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called when the trials are over: if a signal is being handled, waits for the handler to exit the
+/// process, so a run whose adapters the handler killed never ends as if it had finished on its own.
+pub fn hold_if_interrupted() {
+    while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::park_timeout(std::time::Duration::from_secs(1));
+    }
+}
+
 fn interrupted(name: &str, code: i32) -> ! {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
     crate::adapter::kill_all();
     let watched = WATCHED.lock().ok().and_then(|mut w| w.take());
     if let Some(w) = watched {

@@ -1,7 +1,7 @@
 //! JUnit XML (`--junit FILE`): the run's trial records as the XML CI systems show natively.
 //!
-//! One `<testsuite>` per rule area (the area prefix of a trial's first rule, `load` for a trial without
-//! rules), one `<testcase>` per trial: `classname` the area, `name` the trial id, the rule ids and the file
+//! One `<testsuite>` per rule area (the area prefix of a trial's first rule; a trial citing none is filed
+//! by its source: `SDK` for the SDK corpus, `SCHEMA` for the validation corpus, `load` otherwise), one `<testcase>` per trial: `classname` the area, `name` the trial id, the rule ids and the file
 //! as `<property>`s. `FAIL` and `XPASS` are `<failure>`, `ERROR`, `TIMEOUT` and `CRASH` are `<error>`,
 //! `SKIP` is `<skipped>` with its reason; `PASS` and `XFAIL` (an expected failure) are passing cases, XFAIL
 //! keeping its message in `<system-out>`. The transcript of anything but a PASS goes in `<system-out>`.
@@ -14,9 +14,25 @@ use std::fmt::Write as _;
 use dsh_conformance::OutcomeName;
 use dsh_conformance::report::{Footer, TrialLine};
 
-/// The rule area of a trial: the prefix of its first rule id (`REG-004` → `REG`), `load` without rules.
+/// The rule area of a trial: the prefix of its first rule id (`REG-004` → `REG`); without rules, the area
+/// of its source: the SDK corpus is `SDK` (spec/rules/sdk.yaml), the validation corpus `SCHEMA`, anything
+/// else (a file that did not load, an expectations-file problem) `load`.
 pub fn area(trial: &TrialLine) -> String {
-    trial.rules.first().map_or_else(|| "load".to_owned(), |r| r.split('-').next().unwrap_or(r).to_owned())
+    match trial.rules.first() {
+        Some(rule) => rule.split('-').next().unwrap_or(rule).to_owned(),
+        None => source_area(&trial.file).to_owned(),
+    }
+}
+
+/// The area of a trial that cites no rule, by the file it comes from (display paths: `corpus_index`).
+pub fn source_area(file: &str) -> &'static str {
+    if file.starts_with("corpus/sdk/") {
+        "SDK"
+    } else if file.starts_with("corpus/validation/") {
+        "SCHEMA"
+    } else {
+        "load"
+    }
 }
 
 /// The JUnit document of `trials`, named after `implementation`; `footer` (when the run ended with one)
@@ -199,5 +215,19 @@ mod tests {
         assert!(xml.contains(r#"<skipped message="SKIP: needs code-mode"/>"#), "{xml}");
         assert!(xml.contains("<system-out>transcript:\n→ {\"a\":\"&lt;b&gt;\"}\n</system-out>"), "{xml}");
         assert!(xml.contains(r#"<testsuites name="dsh-conformance: x 1" tests="5" failures="1" errors="2" skipped="1""#), "{xml}");
+    }
+
+    /// Issue 36: an SDK-corpus trial cites no rule and used to be filed under `load`, beside files that
+    /// did not load.
+    #[test]
+    fn a_trial_citing_no_rule_is_filed_by_its_source() {
+        let mut sdk = trial("corpus/sdk/empty#python", &[], OutcomeName::Pass, "");
+        sdk.file = "corpus/sdk/empty.json".into();
+        let mut group = trial("corpus/validation/x#g", &[], OutcomeName::Pass, "");
+        group.file = "corpus/validation/x.json".into();
+        let broken = trial("spec/scenarios/x.yaml", &[], OutcomeName::Error, "bad file");
+        assert_eq!([area(&sdk), area(&group), area(&broken)], ["SDK", "SCHEMA", "load"]);
+        let xml = render("x 1", &[sdk, broken], None);
+        assert!(xml.contains(r#"<testcase classname="SDK" name="corpus/sdk/empty#python""#), "{xml}");
     }
 }

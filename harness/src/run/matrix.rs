@@ -26,6 +26,8 @@ pub struct Summary {
     pub counts: BTreeMap<OutcomeName, usize>,
     /// Per rule area: trials per outcome.
     pub areas: BTreeMap<String, BTreeMap<OutcomeName, usize>>,
+    /// The line where the report was cut off (a killed run), if it was.
+    pub cut_at: Option<usize>,
 }
 
 /// The `matrix` subcommand: the Markdown tables printed or spliced into `update`, and, with `html`, the
@@ -65,22 +67,52 @@ pub fn main(reports: &[PathBuf], update: Option<&Path>, html: Option<&Path>, bef
     }
 }
 
-/// Reads one report, line by line as `ReportLine`s.
-pub fn summarise(path: &Path) -> Result<Summary, String> {
+/// A report read back: its records, and the line where it was cut off (what a killed run leaves: a last
+/// line that is not a whole record).
+pub struct ReadBack {
+    /// The records, in order.
+    pub records: Vec<ReportLine>,
+    /// The 1-based line that was cut off, if the last one was.
+    pub cut_at: Option<usize>,
+}
+
+/// Reads one report, line by line as `ReportLine`s; a last line that does not parse is taken as cut
+/// off (`cut_at`), any other is an error naming its line.
+pub fn read_back(path: &Path) -> Result<ReadBack, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let mut summary = Summary::default();
-    for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let record = ReportLine::parse(line).map_err(|e| format!("line {}: not a report record: {e}", index + 1))?;
+    let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
+    let mut read = ReadBack { records: Vec::new(), cut_at: None };
+    for (k, (index, line)) in lines.iter().enumerate() {
+        match ReportLine::parse(line) {
+            Ok(record) => read.records.push(record),
+            Err(_) if k + 1 == lines.len() && k > 0 => read.cut_at = Some(index + 1),
+            Err(e) => return Err(format!("line {}: not a report record: {e}", index + 1)),
+        }
+    }
+    Ok(read)
+}
+
+/// A report's column title: `implementation name version (subject)`.
+pub fn title(header: &dsh_conformance::report::Header) -> String {
+    match &header.implementation {
+        Some(i) => format!("{} {} ({})", i.name, i.version, header.subject),
+        None => format!("(did not initialize) ({})", header.subject),
+    }
+}
+
+/// Reads one report (see [`read_back`]) into its summary.
+pub fn summarise(path: &Path) -> Result<Summary, String> {
+    let read = read_back(path)?;
+    let mut summary = Summary { cut_at: read.cut_at, ..Summary::default() };
+    for record in read.records {
         match record {
-            ReportLine::Header(header) => {
-                summary.title = match &header.implementation {
-                    Some(i) => format!("{} {} ({})", i.name, i.version, header.subject),
-                    None => format!("(did not initialize) ({})", header.subject),
-                };
-            }
+            ReportLine::Header(header) => summary.title = title(&header),
             ReportLine::Trial(trial) => {
                 *summary.counts.entry(trial.outcome).or_default() += 1;
-                let areas: BTreeSet<&str> = trial.rules.iter().map(|r| r.split('-').next().unwrap_or(r)).collect();
+                let mut areas: BTreeSet<&str> = trial.rules.iter().map(|r| r.split('-').next().unwrap_or(r)).collect();
+                if areas.is_empty() {
+                    areas.insert(super::junit::source_area(&trial.file));
+                }
                 for area in areas {
                     *summary.areas.entry(area.to_owned()).or_default().entry(trial.outcome).or_default() += 1;
                 }
@@ -104,7 +136,12 @@ pub fn render(summaries: &[Summary]) -> String {
     out.push_str(&"---:|".repeat(OutcomeName::ALL.len()));
     out.push('\n');
     for s in summaries {
-        out.push_str(&format!("| {} | {} |", s.title, if s.complete { "yes" } else { "**no**" }));
+        let complete = match s.cut_at {
+            Some(line) => format!("**no** (report cut off at line {line})"),
+            None if s.complete => "yes".to_owned(),
+            None => "**no**".to_owned(),
+        };
+        out.push_str(&format!("| {} | {complete} |", md(&s.title)));
         for outcome in OutcomeName::ALL {
             out.push_str(&format!(" {} |", s.counts.get(&outcome).copied().unwrap_or(0)));
         }
@@ -114,13 +151,13 @@ pub fn render(summaries: &[Summary]) -> String {
     if !areas.is_empty() {
         out.push_str("\nPer rule area (passed / trials; XFAIL, SKIP and other outcomes in brackets):\n\n| area |");
         for s in summaries {
-            out.push_str(&format!(" {} |", s.title));
+            out.push_str(&format!(" {} |", md(&s.title)));
         }
         out.push_str("\n|---|");
         out.push_str(&"---|".repeat(summaries.len()));
         out.push('\n');
         for area in areas {
-            out.push_str(&format!("| {area} |"));
+            out.push_str(&format!("| {} |", md(area)));
             for s in summaries {
                 out.push_str(&format!(" {} |", cell(s.areas.get(area))));
             }
@@ -142,14 +179,36 @@ fn cell(counts: Option<&BTreeMap<OutcomeName, usize>>) -> String {
     if others.is_empty() { format!("{passed}/{total}") } else { format!("{passed}/{total} ({})", others.join(", ")) }
 }
 
+/// Text from a report (implementation names, versions, command lines, areas) as inert Markdown table
+/// text: no `|` splits a cell, no line break ends the row, no HTML (so no `<!-- matrix:end -->` either)
+/// and no emphasis, code span or link comes through; each stays visible as the character it was.
+fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '!' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn splice(path: &Path, table: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+    let Some(begin) = text.find(BEGIN) else {
         return Err(format!("no `{BEGIN}` ... `{END}` markers"));
     };
-    if end < begin {
-        return Err(format!("`{END}` comes before `{BEGIN}`"));
-    }
+    // The first end marker after the begin marker.
+    let Some(end) = text[begin..].find(END).map(|at| begin + at) else {
+        return Err(if text.contains(END) { format!("`{END}` comes before `{BEGIN}`") } else { format!("no `{BEGIN}` ... `{END}` markers") });
+    };
     let updated = format!("{}{BEGIN}\n{table}{}", &text[..begin], &text[end..]);
     std::fs::write(path, updated).map_err(|e| e.to_string())
 }

@@ -15,7 +15,8 @@
 //! 6. Build the trials; skips are static, so `--list --ignored` shows them. Load errors are never
 //!    filtered away: those a filter would drop are recorded anyway. A run that plans nothing is exit 2.
 //! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
-//! 8. End the subjects (strays they still send are blamed), footer, skip reasons, summary line.
+//! 8. End the subjects (strays they still send are blamed), kill what they left behind, footer, skip
+//!    reasons, summary line.
 
 pub mod capabilities;
 pub mod cli;
@@ -25,6 +26,7 @@ pub mod interrupt;
 pub mod junit;
 pub mod matrix;
 pub mod pool;
+pub mod probe;
 pub mod report;
 pub mod schedule;
 pub mod suite;
@@ -97,12 +99,12 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     // A subject that panics while starting is as broken as one that crashes.
     let start = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pool::start(factory)));
     let start = start.unwrap_or_else(|_| {
-        Err(SubjectError::Crash { status: "panicked during initialize".into(), stderr_tail: String::new() })
+        Err((SubjectError::Crash { status: "panicked during initialize".into(), stderr_tail: String::new() }, String::new()))
     });
     let (pool, info) = match start {
         Ok(started) => started,
-        Err(e) => {
-            let verdict = suite::subject_error(e, "initialize");
+        Err((e, stderr_tail)) => {
+            let verdict = suite::with_stderr(suite::subject_error(e, "initialize"), &stderr_tail);
             return stop(None, format!("{subject} failed to initialize, nothing was run: {}", verdict.message));
         }
     };
@@ -306,6 +308,7 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     let trials = if listing { trials } else { schedule::reorder(trials, &costs) };
     let conclusion = libtest_mimic::run(args, trials);
+    interrupt::hold_if_interrupted();
     if listing {
         return conclusion.exit_code();
     }
@@ -314,8 +317,13 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     }
     // Whatever the adapters still send is blamed on the session it names.
     ctx.blame(ctx.pool.finish(FINISH_WAIT.min(opts.step_timeout)));
+    // And whatever an adapter left behind that was re-parented to the harness (`adapter/reaper.rs`).
+    crate::adapter::kill_all();
     let planned = planned + ctx.extra.load(Ordering::SeqCst);
     ctx.report.footer(planned, started.elapsed());
+    if let Some(xfails) = ctx.report.xfail_summary() {
+        println!("{xfails}");
+    }
     println!("{}", ctx.report.summary(planned, &implementation));
     if let Some(path) = &opts.update_expectations {
         match expectations::rewrite(path, opts.expectations.as_deref(), &ctx.report.kept_trials()) {

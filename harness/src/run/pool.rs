@@ -44,10 +44,11 @@ pub struct Pool {
 pub const BREAKER: usize = 3;
 
 impl Pool {
-    /// Creates the first subject and initializes it; its answer is the run's `SubjectInfo`.
-    pub fn start(factory: Factory) -> Result<(Pool, SubjectInfo), SubjectError> {
-        let mut subject = factory()?;
-        let info = subject.initialize()?;
+    /// Creates the first subject and initializes it; its answer is the run's `SubjectInfo`. A failure
+    /// comes with the subject's stderr tail (empty when none), as a restart's does.
+    pub fn start(factory: Factory) -> Result<(Pool, SubjectInfo), (SubjectError, String)> {
+        let mut subject = factory().map_err(|e| (e, String::new()))?;
+        let info = subject.initialize().map_err(|e| (e, subject.stderr_tail()))?;
         let pool = Pool {
             factory,
             idle: Mutex::new(vec![Lease { subject, needs_restart: false, needs_init: false }]),
@@ -113,7 +114,8 @@ impl Pool {
     }
 }
 
-fn describe(error: &SubjectError) -> String {
+/// A subject error in one line (a crash with its stderr tail).
+pub fn describe(error: &SubjectError) -> String {
     match error {
         SubjectError::Timeout { method, waited } => format!("`{method}` got no answer within {:.1} s", waited.as_secs_f64()),
         SubjectError::Crash { status, stderr_tail } => format!("crashed ({status}); stderr tail:\n{stderr_tail}"),

@@ -57,6 +57,8 @@ pub struct Report {
     kept: Mutex<Option<Vec<TrialLine>>>,
     /// The JUnit file to write with the footer, and the implementation it names.
     junit: Mutex<Option<(PathBuf, String)>>,
+    /// XFAIL trials: (id, what happened, the expectation's reason), for the console (libtest shows `ok`).
+    xfails: Mutex<Vec<(String, String, String)>>,
 }
 
 impl Report {
@@ -80,6 +82,7 @@ impl Report {
             closed: AtomicBool::new(false),
             kept: Mutex::new(None),
             junit: Mutex::new(None),
+            xfails: Mutex::new(Vec::new()),
         })
     }
 
@@ -116,6 +119,10 @@ impl Report {
         let verdict = record.verdict;
         if let Ok(mut counts) = self.counts.lock() {
             *counts.entry(verdict.outcome).or_default() += 1;
+        }
+        if let (OutcomeName::Xfail, Ok(mut xfails)) = (verdict.outcome, self.xfails.lock()) {
+            let reason = record.expected.map(|e| e.reason.clone()).unwrap_or_default();
+            xfails.push((record.id.to_owned(), verdict.label(), reason));
         }
         let line = TrialLine {
             id: record.id.to_owned(),
@@ -175,7 +182,23 @@ impl Report {
         self.counts.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
-    /// The closing summary line.
+    /// The XFAIL trials, one a line with what happened and the expectation's reason (libtest-mimic can
+    /// only print `ok` for them); `None` when there were none.
+    pub fn xfail_summary(&self) -> Option<String> {
+        let mut xfails = self.xfails.lock().map(|x| x.clone()).unwrap_or_default();
+        if xfails.is_empty() {
+            return None;
+        }
+        xfails.sort();
+        let mut out = format!("expected failures (XFAIL: failed as the expectations file says): {} trial(s)\n", xfails.len());
+        for (id, label, reason) in xfails {
+            let reason = reason.lines().next().unwrap_or_default();
+            out.push_str(&format!("    {id}: {label}: {}\n", crate::adapter::wire::shorten(reason, 200)));
+        }
+        Some(out)
+    }
+
+    /// The one-line summary of the run.
     pub fn summary(&self, planned: usize, implementation: &str) -> String {
         let counts = self.counts();
         let executed: usize = counts.values().sum();

@@ -202,13 +202,22 @@ fn from_outcome(outcome: &CheckOutcome) -> Verdict {
     Verdict::new(outcome.name(), detail, outcome.detail())
 }
 
+/// `verdict` with the subject's stderr tail after its message, unless it is a CRASH (which shows it) or
+/// the message holds it already.
+pub fn with_stderr(mut verdict: Verdict, stderr_tail: &str) -> Verdict {
+    if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(stderr_tail) {
+        verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
+    }
+    verdict
+}
+
 /// The verdict for a request that got no well-formed reply.
 pub fn subject_error(error: SubjectError, step: &str) -> Verdict {
     match error {
         SubjectError::Timeout { method, waited } => Verdict::new(
             OutcomeName::Timeout,
             Some(step),
-            format!("{step}: `{method}` got no answer within {:.1} s", waited.as_secs_f64()),
+            format!("{step}: `{method}` got no answer within {:.1} s (--step-timeout)", waited.as_secs_f64()),
         ),
         SubjectError::Crash { status, stderr_tail } => Verdict::new(
             OutcomeName::Crash,

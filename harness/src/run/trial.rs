@@ -95,7 +95,7 @@ pub fn run_scenario(
     let started = Instant::now();
     let shared = Arc::clone(ctx);
     let session = id.to_owned();
-    let verdict = on_big_stack(ctx, busy, move || check(&shared, &session, scenario));
+    let verdict = on_big_stack(ctx, busy, move || check(&shared, &session, scenario, busy));
     let entry = ctx.expectations.get(id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
@@ -116,7 +116,7 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup, busy: Option<u64>) -> R
         };
         // The group is consumed on the trial's large stack: its deep values go into the requests, and what
         // is left is taken apart there.
-        leased(&shared, &group.id.clone(), |subject, timeout| suite::check_group(subject, &shared.info, group, timeout))
+        leased(&shared, &group.id.clone(), busy, |subject, timeout| suite::check_group(subject, &shared.info, group, timeout))
     });
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
@@ -136,7 +136,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
             Ok(case) => case,
             Err(message) => return Verdict::new(OutcomeName::Error, Some("scenario"), message),
         };
-        leased(&shared, &case.id.clone(), |subject, timeout| suite::check_sdk(subject, case, timeout))
+        leased(&shared, &case.id.clone(), busy, |subject, timeout| suite::check_sdk(subject, case, timeout))
     });
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
@@ -153,8 +153,8 @@ pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &V
     to_libtest(verdict, id, file, rules)
 }
 
-fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
-    leased(ctx, session, |subject, timeout| {
+fn check(ctx: &Context, session: &str, scenario: Scenario, busy: Option<u64>) -> Verdict {
+    leased(ctx, session, busy, |subject, timeout| {
         let checked = suite::check(subject, &scenario, timeout);
         // Scenarios may hold deep values: take them apart here, on the trial's large stack.
         drop(scenario);
@@ -162,22 +162,38 @@ fn check(ctx: &Context, session: &str, scenario: Scenario) -> Verdict {
     })
 }
 
-/// Leases a subject, runs `f` (the trial of `session`) on it, and gives it back (to be restarted when `f`
-/// says so or the outcome left it in an unknown state).
-fn leased(ctx: &Context, session: &str, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
+/// One more `--step-timeout` per this many bytes a busy trial moves (a deep corpus item, a `heavy`
+/// scenario counted as [`super::schedule::HEAVY_BYTES`]): upstream took 5–30 s a step on the deep items
+/// on a loaded machine, and its 64 MiB output trial once ran past 30 s.
+pub const BYTES_PER_EXTRA_STEP: u64 = 2 << 20;
+/// The most `--step-timeout`s one step of a busy trial gets.
+pub const MAX_STEP_FACTOR: f64 = 12.0;
+
+/// The per-request budget of a trial: `--step-timeout`, scaled for a busy trial of `busy` bytes by
+/// `1 + bytes / BYTES_PER_EXTRA_STEP`, at most [`MAX_STEP_FACTOR`] times.
+pub fn step_budget(step_timeout: Duration, busy: Option<u64>) -> Duration {
+    match busy {
+        Some(bytes) => step_timeout.mul_f64((1.0 + bytes as f64 / BYTES_PER_EXTRA_STEP as f64).min(MAX_STEP_FACTOR)),
+        None => step_timeout,
+    }
+}
+
+/// Leases a subject, runs `f` (the trial of `session`, `busy` bytes large when busy) on it with the
+/// trial's [`step_budget`], and gives it back (to be restarted when `f` says so or the outcome left it in
+/// an unknown state).
+fn leased(ctx: &Context, session: &str, busy: Option<u64>, f: impl FnOnce(&mut dyn Subject, Duration) -> (Verdict, bool)) -> Verdict {
     let mut lease = match ctx.pool.lease() {
         Ok(lease) => lease,
-        Err((e, stderr_tail)) => {
-            let mut verdict = suite::subject_error(e, "initialize (adapter restart)");
-            if !stderr_tail.is_empty() && verdict.outcome != OutcomeName::Crash && !verdict.message.contains(&stderr_tail) {
-                verdict.message = format!("{}\nstderr tail:\n{stderr_tail}", verdict.message);
-            }
-            return verdict;
-        }
+        Err((e, stderr_tail)) => return suite::with_stderr(suite::subject_error(e, "initialize (adapter restart)"), &stderr_tail),
     };
     lease.subject.discard_transcript();
     ctx.blame(lease.subject.take_strays());
-    let (mut verdict, restart) = f(&mut *lease.subject, ctx.step_timeout);
+    let budget = step_budget(ctx.step_timeout, busy);
+    let (mut verdict, restart) = f(&mut *lease.subject, budget);
+    if verdict.outcome == OutcomeName::Timeout && budget > ctx.step_timeout {
+        let (factor, mib) = (budget.as_secs_f64() / ctx.step_timeout.as_secs_f64(), busy.unwrap_or(0) as f64 / f64::from(1 << 20));
+        verdict.message.push_str(&format!("\n(this trial moves {mib:.1} MiB: its budget is --step-timeout ×{factor:.1})"));
+    }
     let (mine, others): (Vec<Stray>, Vec<Stray>) =
         lease.subject.take_strays().into_iter().partition(|s| s.session.as_deref() == Some(session));
     ctx.blame(others);
@@ -248,5 +264,20 @@ fn to_libtest(verdict: &Verdict, id: &str, location: &str, rules: &[String]) -> 
             }
             Err(text.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_trials_get_a_budget_that_grows_with_their_size_up_to_a_cap() {
+        let step = Duration::from_secs(10);
+        assert_eq!(step_budget(step, None), step);
+        assert_eq!(step_budget(step, Some(0)), step);
+        assert_eq!(step_budget(step, Some(7 << 20)), Duration::from_secs(45), "a 7 MiB deep item: 4.5 steps");
+        assert_eq!(step_budget(step, Some(super::super::schedule::HEAVY_BYTES)), Duration::from_secs(120), "the 64 MiB log: the cap");
+        assert_eq!(step_budget(Duration::from_secs(30), Some(1 << 30)), Duration::from_secs(360), "the cap scales with --step-timeout");
     }
 }

@@ -1,4 +1,4 @@
-//! The registry requests a session's engine serves (`conformance/PROTOCOL.md` § Methods): registration,
+//! The registry requests a session's engine serves (`conformance/PROTOCOL.md` § Session requests): registration,
 //! hooks, scopes, disposal by handle, lookups, `executionMode`, presenters (`tools/present`), restriction and presentation, prompt
 //! assembly and SDK rendering; the `schema/*` requests go on to `schema.rs`. Also what running code asks
 //! of the engine (`Host`: the `addHook` and `dispose` instructions).

@@ -138,8 +138,10 @@ fn entries(text: &str) -> Result<Vec<Written>, String> {
 fn write_entry(out: &mut String, entry: &Written) {
     let _ = writeln!(out, "- id: {}", quoted(&entry.id));
     let _ = writeln!(out, "  outcome: {}", entry.outcome);
+    // Folded only when every character stands for itself in a block scalar: no line break of any kind
+    // (YAML 1.1 counts U+0085, U+2028, U+2029), no BOM, no control character, no tab, single spaces.
     let foldable = !entry.reason.is_empty()
-        && !entry.reason.contains('\n')
+        && entry.reason.chars().all(|c| c != '\t' && plain(c))
         && !entry.reason.contains("  ")
         && entry.reason.trim() == entry.reason
         && !entry.reason.starts_with('#');
@@ -166,9 +168,32 @@ fn write_entry(out: &mut String, entry: &Written) {
     }
 }
 
-/// A YAML double-quoted scalar (JSON's string syntax is a subset of it).
+/// A YAML double-quoted scalar: every character that is not [`plain`] is escaped (`\uXXXX`,
+/// `\UXXXXXXXX`), so a reader sees exactly `s` — JSON's escaping leaves U+0085, U+2028, U+2029, U+FEFF,
+/// DEL and the C1 controls raw, which a YAML reader folds or refuses.
 fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if plain(c) => out.push(c),
+            c if u32::from(c) <= 0xFFFF => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\U{:08X}", u32::from(c));
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether `c` is a printable YAML character that is not a line break or a BOM (a tab is written as is).
+fn plain(c: char) -> bool {
+    matches!(c, '\t' | ' '..='~') || (c >= '\u{A0}' && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'))
 }
 
 #[cfg(test)]

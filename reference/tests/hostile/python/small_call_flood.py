@@ -1,6 +1,6 @@
 # hostile: a hundred thousand small binding calls left pending at once
 # expect: worker-exit: memory limit
-# limits: heap_mb=64 wall_ms=10000
+# limits: heap_mb=64 wall_ms=20000 compute_ms=20000
 import asyncio
 tasks = []
 while True:
