@@ -1,13 +1,13 @@
 //! The discovery tools `code_tools_list`, `code_tools_search`, `code_tools_describe` and `code_debug`:
 //! ordinary tools registered in the preset (so argument validation, policy, approval, guards and timeouts
 //! apply), masked by the name rule, bindings of every program. Each reports what the calling agent sees,
-//! classified with the same cached view as the request surface.
+//! classified with the same cached classification as the request surface, with the caller's own schemas.
 //!
 //! Shapes (the seed gives none; CDM-032): an entry is `{ name, description, presentation }` with
 //! `presentation` `native` or `program-only`; `code_tools_describe` adds `parameters`; `code_debug` is
 //! `{ agent, scopeLabel, ownership, masked }`.
 //!
-//! Spec: CDM-032..CDM-034.
+//! Spec: CDM-032..CDM-034, CDM-043.
 
 use std::sync::Arc;
 

@@ -3,15 +3,16 @@
 //! text; `execute` rejects a model-direct call to a masked tool before dispatch and delegates everything
 //! else — program calls, native tools, names registered nowhere — to the native executor.
 //!
-//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025.
+//! Spec: CDM-001, CDM-013, CDM-016, CDM-018..CDM-023, CDM-025, CDM-045, CDM-047.
 
 use std::sync::Arc;
 
 use dsh_tools::BoxFuture;
 use dsh_tools::definition::ToolSchema;
 use dsh_tools::prompt::{PromptError, PromptSection, SectionText};
-use dsh_tools::sdk::renderer;
-use dsh_tools::{NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
+use dsh_tools::code::CodeExecutionMode;
+use dsh_tools::sdk::{ProgramState, SdkUsage, renderer_with};
+use dsh_tools::{ExecutionMode, ExecutorRoute, NativeExecutor, ToolExecutionInput, ToolExecutionResult, ToolExecutor};
 
 use crate::rules::{CODE_RUN_NAME, rejection};
 use crate::shared::Shared;
@@ -22,6 +23,16 @@ pub const SDK_SECTION: &str = "tools:sdk";
 pub const SDK_SECTION_ORDER: f64 = 150.0;
 /// The opening of the section's text; the SDK of the program's bindings follows.
 pub const CODE_MODE_INSTRUCTIONS: &str = "Some tools are reachable only from code: call `code_run` with a program (`code`, and a one-line `description`). Inside it, every tool declared below is an async function of the `tools` namespace; only what the program returns or logs comes back to you.";
+
+/// How the SDK text describes `code_run`: under its own name (nothing in the preset's prompt names
+/// `run_code`, CDM-045), without the image attachment and the call scheduling rc.8's transport makes
+/// (program calls run as the program makes them), and saying whether an
+/// agent's state survives between runs — the model cannot tell otherwise.
+pub fn sdk_usage(mode: CodeExecutionMode) -> SdkUsage<'static> {
+    // Only a persistent mode keeps anything; any other mode runs fresh.
+    let state = if mode == CodeExecutionMode::PersistentInMemory { ProgramState::Persistent } else { ProgramState::Fresh };
+    SdkUsage { transport: CODE_RUN_NAME, attaches_images: false, schedules_calls: false, state }
+}
 
 /// The preset's executor (seed 002's `CodemodeExecutor`).
 pub struct CodemodeExecutor {
@@ -37,6 +48,18 @@ impl std::fmt::Debug for CodemodeExecutor {
 impl CodemodeExecutor {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self { shared }
+    }
+}
+
+impl CodemodeExecutor {
+    /// Whether `input` is a direct call to a masked tool: not a program call, and masked in the same cached
+    /// classification the request surface came from (CDM-021, CDM-025).
+    fn rejects(&self, input: &ToolExecutionInput) -> bool {
+        if self.shared.is_program_call(input) {
+            return false;
+        }
+        let Some(runtime) = self.shared.runtime.upgrade() else { return false };
+        self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name)
     }
 }
 
@@ -56,22 +79,24 @@ impl ToolExecutor for CodemodeExecutor {
             text: SectionText::Dynamic(Arc::new(move |context| {
                 let Some(runtime) = shared.runtime.upgrade() else { return Ok(String::new()) };
                 let language = shared.code_runtime.language().to_owned();
-                let render = renderer(&language)
+                let render = renderer_with(&language)
                     .ok_or_else(|| PromptError::new(format!("dsh-codemode: no SDK renderer for runtime language \"{language}\"")))?;
                 let bindings: Vec<_> =
                     runtime.sdk_schemas(context.scope.as_ref()).into_iter().filter(|s| s.name != CODE_RUN_NAME).collect();
-                Ok(format!("{CODE_MODE_INSTRUCTIONS}\n\n{}", render(&bindings)))
+                Ok(format!("{CODE_MODE_INSTRUCTIONS}\n\n{}", render(&sdk_usage(shared.code_runtime.execution_mode()), &bindings)))
             })),
         }]
     }
 
+    /// The calls `execute` delegates unchanged run in a turn's native lanes (a concurrency-safe native
+    /// tool keeps its parallel dispatch); a direct call to a masked tool is the executor's to reject — a
+    /// rejection runs nothing and depends on no other call, so it may overlap (CDM-047).
+    fn route(&self, input: &ToolExecutionInput) -> ExecutorRoute {
+        if self.rejects(input) { ExecutorRoute::Own(ExecutionMode::Parallel) } else { ExecutorRoute::Native }
+    }
+
     fn execute(&self, input: ToolExecutionInput, native: NativeExecutor) -> BoxFuture<'static, ToolExecutionResult> {
-        if self.shared.is_program_call(&input) {
-            return native.execute(input);
-        }
-        let Some(runtime) = self.shared.runtime.upgrade() else { return native.execute(input) };
-        // The same cached view the request surface came from (CDM-021).
-        if self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name) {
+        if self.rejects(&input) {
             let result = ToolExecutionResult::from_failure(rejection(&input.name));
             return Box::pin(async move { result });
         }

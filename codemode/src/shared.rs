@@ -45,9 +45,9 @@ impl Shared {
         }
     }
 
-    /// The catalog view of `definitions` (the cached one). A host mount warns here, once in the plugin's
-    /// life (CDM-014).
-    pub(crate) fn view(&self, runtime: &ToolRuntime, definitions: Vec<ToolSchema>) -> Arc<CatalogView> {
+    /// The catalog view of `definitions` (their classes cached, their schemas their own). A host mount
+    /// warns here, once in the plugin's life (CDM-014).
+    pub(crate) fn view(&self, runtime: &ToolRuntime, definitions: Vec<ToolSchema>) -> CatalogView {
         if self.preset.is_none() && !self.warned.swap(true, Ordering::SeqCst) {
             if let Some(logger) = &self.logger {
                 logger(HOST_MOUNT_WARNING);
@@ -57,7 +57,7 @@ impl Shared {
     }
 
     /// The view of what `agent` sees now.
-    pub(crate) fn view_for(&self, runtime: &ToolRuntime, agent: Option<&ScopeKey>) -> Arc<CatalogView> {
+    pub(crate) fn view_for(&self, runtime: &ToolRuntime, agent: Option<&ScopeKey>) -> CatalogView {
         self.view(runtime, runtime.schemas(agent))
     }
 

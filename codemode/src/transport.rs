@@ -7,7 +7,7 @@
 //! dispatch log. Each run names its agent's state owner (`retention.rs`): a `persistent-in-memory` code
 //! runtime keeps the agent's environment across calls, a `per-call` one runs fresh every call.
 //!
-//! Spec: CDM-024, CDM-026..CDM-031, CDM-036, CDM-037.
+//! Spec: CDM-024, CDM-026..CDM-031, CDM-036, CDM-037, CDM-044.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,7 +33,7 @@ pub(crate) fn definition(shared: &Arc<Shared>) -> Result<ToolDefinition, String>
     let body: dsh_tools::ToolBody = Arc::new(move |args, ctx| Box::pin(run(Arc::clone(&shared), args, ctx)));
     Ok(ToolDefinition::new(
         CODE_RUN_NAME,
-        flavor.description.replace(" Image-bearing subtool results are attached after the run.", "").replace("run_code", CODE_RUN_NAME),
+        flavor.summary, // rc.8's description less the image sentence: program calls attach no images
         Parameters::Dsl(parameter_spec(&flavor)),
         OutputDeclaration {
             schema: output_spec(),
@@ -57,6 +57,8 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     }
     let Some(runtime) = shared.runtime.upgrade() else { return Err(ToolFailure::message("dsh-codemode: the tool runtime is gone")) };
     let _running = shared.running(ctx.token());
+    // Held until the run has settled (CDM-044).
+    let lease = shared.retention.owner(&runtime, ctx.agent())?;
     let signal = RunSignal::new();
     let counter = Arc::new(AtomicU64::new(0));
     let functions: Vec<(String, BindingFn)> = runtime
@@ -73,7 +75,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
             error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
         }],
         signal: signal.clone(),
-        state_owner: shared.retention.owner(&runtime, ctx.agent()),
+        state_owner: lease.as_ref().map(crate::retention::Lease::owner),
     };
     let run = shared.code_runtime.run(request);
     tokio::pin!(run);

@@ -1,6 +1,7 @@
 //! Ownership masking: the catalog view of the definitions an agent sees, each classified `native` or
-//! `program-only`, and the cache both the request surface and the direct-call rejection read, so the
-//! masked set and the rejected set cannot disagree.
+//! `program-only`, and the cache of classifications both the request surface and the direct-call
+//! rejection read, so the masked set and the rejected set cannot disagree. The cache holds classes only;
+//! every view carries the schemas of the definitions it was built from.
 //!
 //! Classification (seed 002 `lib/scope.js`): `code_run` is native; the name rule masks `mcp__*`,
 //! `code_tools_*` and `code_debug`; with a preset scope label, a name visible in the preset's view
@@ -8,7 +9,7 @@
 //! every other name — global-layer tools, preset shadows of global names, agent-layer tools (in neither
 //! view) — is masked. Without a label only the name rule applies.
 //!
-//! Spec: CDM-008..CDM-013, CDM-021, CDM-034.
+//! Spec: CDM-008..CDM-013, CDM-021, CDM-034, CDM-043.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -83,36 +84,40 @@ fn classify(runtime: &ToolRuntime, preset: Option<&ScopeKey>, name: &str) -> Pre
     if owned { Presentation::Native } else { Presentation::ProgramOnly }
 }
 
-/// The one cache of catalog views, keyed by the visible names in order; cleared on every registry change
-/// (a registration can turn a preset tool into a shadow of a global one).
+/// The one cache of classifications, keyed by the visible names in order; cleared on every registry change
+/// (a registration can turn a preset tool into a shadow of a global one). Only the classes are cached: a
+/// name's class depends on the registry's layers, not on the agent asking, while its schema does — two
+/// agents can see the same names with different definitions (a shadow, same-named agent-layer tools), so
+/// every view is built from the definitions handed in (CDM-043).
 #[derive(Default)]
 pub(crate) struct ViewCache {
-    views: Mutex<HashMap<Vec<String>, Arc<CatalogView>>>,
+    classes: Mutex<HashMap<Vec<String>, Arc<[Presentation]>>>,
 }
 
 impl ViewCache {
-    /// The view of `definitions`, computed once per set of visible names and registry state.
-    pub(crate) fn view(&self, runtime: &ToolRuntime, preset: Option<&ScopeKey>, definitions: Vec<ToolSchema>) -> Arc<CatalogView> {
+    /// The view of `definitions`: their own schemas, each with its class (computed once per set of
+    /// visible names and registry state).
+    pub(crate) fn view(&self, runtime: &ToolRuntime, preset: Option<&ScopeKey>, definitions: Vec<ToolSchema>) -> CatalogView {
         let key: Vec<String> = definitions.iter().map(|d| d.name.clone()).collect();
-        if let Some(view) = self.lock().get(&key) {
-            return Arc::clone(view);
-        }
-        let entries = definitions.into_iter().map(|d| {
-            let class = classify(runtime, preset, &d.name);
-            (d, class)
-        });
-        let view = Arc::new(CatalogView { entries: entries.collect() });
-        self.lock().insert(key, Arc::clone(&view));
-        view
+        let cached = self.lock().get(&key).cloned();
+        let classes = match cached {
+            Some(classes) => classes,
+            None => {
+                let classes: Arc<[Presentation]> = key.iter().map(|name| classify(runtime, preset, name)).collect();
+                self.lock().insert(key, Arc::clone(&classes));
+                classes
+            }
+        };
+        CatalogView { entries: definitions.into_iter().zip(classes.iter().copied()).collect() }
     }
 
-    /// Forget every view.
+    /// Forget every classification.
     pub(crate) fn clear(&self) {
         let old = std::mem::take(&mut *self.lock());
         drop(old);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<String>, Arc<CatalogView>>> {
-        self.views.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<String>, Arc<[Presentation]>>> {
+        self.classes.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -34,6 +34,12 @@ pub const DISPATCH_LOG: &str = "dispatch-log";
 pub const CODE_MODE: &str = "code-mode";
 /// `setup.codemode`: the dsh-codemode preset plugin.
 pub const CODEMODE: &str = "codemode";
+/// The reference's own answers where seed 002 fixes none (the discovery tools' output shapes, the
+/// wording of its texts, the open questions' readings): never inferred, a scenario `requires:` it, so an
+/// independent implementation of seed 002 declares `codemode` alone and skips those trials as not
+/// applicable instead of failing on the reference's wording (`spec/rules/codemode.yaml` § the profile's
+/// split).
+pub const CODEMODE_REFERENCE: &str = "codemode-reference";
 /// `assemble` steps.
 pub const PROMPT: &str = "prompt";
 /// `renderSdk` steps.

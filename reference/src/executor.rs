@@ -5,11 +5,26 @@
 //! per scope; the nearest scope on a caller's chain wins, then the global one; with none the native
 //! executor applies, which is exactly profile dsh-tools-0.1's behaviour.
 //!
+//! # Decisions the seed leaves open
+//! - **Delegation goes to the native executor only, never to an executor further out.** The nearest
+//!   executor is the whole policy of the scopes under it (the seed's registry "recognises one" per scope,
+//!   and the preset's executor overrides the base one rather than wrapping it); handing a call on to an
+//!   outer executor would make what a preset masks depend on whatever a host installs above it, and a
+//!   chain's order would need rules the seed does not give. An executor that wants an outer policy calls
+//!   it itself.
+//! - **A turn keeps parallel dispatch for the calls an executor passes through** (CDM-047): the seed's
+//!   executor answers a batch; here each call is executed on its own, and [`ToolExecutor::route`] says
+//!   per call whether the executor needs to see it (`Own`, with its execution mode) or would delegate it
+//!   unchanged (`Native`, run in the turn's native lanes).
+//! - **An executor's own answer is observed** (CDM-046): a result the executor returns without the native
+//!   executor reaches the `tools/result` observers exactly once, published by the facade, so no executor
+//!   can keep a call out of an audit trail.
+//!
 //! This module holds the trait, the delegate handle and the table (`ExecutorTable`); the facade
 //! (`runtime.rs`) routes `execute` through it and the prompt contribution (`contribution.rs`) asks it for
 //! the request surface. It knows nothing of the pipeline: the delegate is a closure the facade supplies.
 //!
-//! Spec: CDM-001..CDM-007.
+//! Spec: CDM-001..CDM-007, CDM-046, CDM-047.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::callback::BoxFuture;
 use crate::definition::ToolSchema;
-use crate::execution::ToolExecutionInput;
+use crate::execution::{ExecutionMode, ToolExecutionInput};
 use crate::hooks::{HookGuard, next_id};
 use crate::prompt::PromptSection;
 use crate::result::ToolExecutionResult;
@@ -36,9 +51,35 @@ pub trait ToolExecutor: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// How a turn may schedule `input` (seed 002's executor answers a *batch*, seeing a turn's calls
+    /// together; this is the part of that a per-call seam needs). Read by the turn executor
+    /// ([`TurnExecutor`](crate::turn::TurnExecutor)) when the call reaches the head of its queue and by
+    /// [`ToolRuntime::execution_mode`](crate::ToolRuntime::execution_mode). Default:
+    /// `Own(Exclusive)`, the call through [`execute`](Self::execute) as one unit and an ordering barrier,
+    /// which is right for any executor; an executor that passes most calls through declares them
+    /// [`ExecutorRoute::Native`] so they keep the native lanes' parallel dispatch.
+    fn route(&self, input: &ToolExecutionInput) -> ExecutorRoute {
+        let _ = input;
+        ExecutorRoute::Own(ExecutionMode::Exclusive)
+    }
+
     /// Execute one model call. `native` runs the call through the whole pipeline; an executor that
-    /// answers without it (a rejection) is the only thing that sees the call.
+    /// answers without it (a rejection) is the only code that sees the call before its result, which the
+    /// facade then publishes to the `tools/result` observers (CDM-046).
     fn execute(&self, input: ToolExecutionInput, native: NativeExecutor) -> BoxFuture<'static, ToolExecutionResult>;
+}
+
+/// How a call under an executor may be scheduled ([`ToolExecutor::route`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecutorRoute {
+    /// The executor's `execute` would hand this call to the native executor unchanged: a turn runs it in
+    /// its native lanes (policy in model order, the dispatch overlapping when the tool is
+    /// concurrency-safe), exactly as with no executor, and `execute` is not called for it. Declaring a
+    /// call `Native` that `execute` would answer or change lets it past the executor.
+    Native,
+    /// The call goes through the executor's `execute` as one unit: `Exclusive` makes it an ordering
+    /// barrier, `Parallel` lets it overlap the turn's other parallel calls (within the pool's bound).
+    Own(ExecutionMode),
 }
 
 impl fmt::Debug for dyn ToolExecutor {

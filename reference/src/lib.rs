@@ -384,7 +384,7 @@ pub use definition::{
     PresentResultFn, PresentationMetaFn, RenderFn, ToolBody, ToolDefinition, ToolSchema,
 };
 pub use error::{ErrorCode, ErrorInfo, JsonSchemaError, RegisterError, RegisterErrorKind, SchemasError, SchemasErrorKind, ToolFailure};
-pub use executor::{NativeExecutor, SetExecutorError, SetExecutorErrorKind, ToolExecutor};
+pub use executor::{ExecutorRoute, NativeExecutor, SetExecutorError, SetExecutorErrorKind, ToolExecutor};
 pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 pub use hooks::{

@@ -2,10 +2,11 @@
 //! the `run_code` transport and the prompt contribution. The top layer: it wires the layers below together
 //! and hands each only its part (see ARCHITECTURE.md, Architecture Invariant: one-way layering).
 //!
-//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012,
-//! CDM-001..CDM-007.
+//! Spec: REG-001, REG-014..REG-016, REG-019, PIPE-001, PIPE-018, CODE-001..CODE-005, CODE-011, CODE-012, CDM-046,
+//! CDM-001..CDM-007, CDM-047.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use crate::approval::ApprovalSeam;
@@ -17,7 +18,7 @@ use crate::code::{CodeDispatchLogListener, CodeDispatchObserver, CodeRuntime, Di
 use crate::contribution::ToolsPromptLink;
 use crate::definition::{ToolDefinition, ToolSchema};
 use crate::error::{RegisterError, SchemasError, SchemasErrorKind};
-use crate::executor::{ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
+use crate::executor::{ExecutorRoute, ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
     ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
@@ -414,7 +415,9 @@ impl ToolRuntime {
     /// # Executors
     /// When a [`ToolExecutor`] applies to `input.agent` ([`set_executor`](Self::set_executor)), the call
     /// goes to its `execute` with the [`NativeExecutor`] to delegate to (CDM-007); otherwise straight to
-    /// the pipeline, as the native executor would.
+    /// the pipeline, as the native executor would. A result the executor answers without delegating
+    /// (a rejection) is published to the `tools/result` observers ([`on_result`](Self::on_result)) like
+    /// any other, exactly once (CDM-046).
     ///
     /// The future owns what it needs (it borrows nothing from `self`); which executor applies is decided
     /// when `execute` is called.
@@ -423,23 +426,41 @@ impl ToolRuntime {
         match self.inner.executors.nearest(input.agent.as_ref()) {
             None => DropSafe::new(Arc::clone(&self.inner.pipeline).execute(input)),
             Some(executor) => {
-                let native = self.native_executor();
+                // An answer the executor makes without the native pipeline is published here (CDM-046).
+                let delegated = Arc::new(AtomicBool::new(false));
+                let native = self.native_executor_marking(Some(Arc::clone(&delegated)));
+                let pipeline = Arc::clone(&self.inner.pipeline);
+                let record = pipeline.answer_record(&input);
                 // Lazy: the executor's `execute` (user code) runs at the first poll.
-                DropSafe::new(async move { executor.execute(input, native).await })
+                DropSafe::new(async move {
+                    let mut result = executor.execute(input, native).await;
+                    if !delegated.load(Ordering::SeqCst) {
+                        pipeline.publish_answer(record, &mut result);
+                    }
+                    result
+                })
             }
         }
     }
 
-    /// Whether a call of `scope` goes through an installed executor (the turn executor then runs it as
-    /// one unit through [`execute`](Self::execute)).
-    pub(crate) fn has_executor(&self, scope: Option<&ScopeKey>) -> bool {
-        self.inner.executors.nearest(scope).is_some()
+    /// How the nearest executor of `input`'s agent routes it ([`ToolExecutor::route`]); `None` with no
+    /// executor. The turn executor runs an `Own` call as one unit through [`execute`](Self::execute).
+    pub(crate) fn executor_route(&self, input: &ToolExecutionInput) -> Option<ExecutorRoute> {
+        self.inner.executors.nearest(input.agent.as_ref()).map(|executor| executor.route(input))
     }
 
     /// The native executor: the whole pipeline, without any installed executor in the way.
     pub fn native_executor(&self) -> NativeExecutor {
+        self.native_executor_marking(None)
+    }
+
+    /// [`native_executor`](Self::native_executor), setting `delegated` when it is handed a call.
+    fn native_executor_marking(&self, delegated: Option<Arc<AtomicBool>>) -> NativeExecutor {
         let pipeline = Arc::clone(&self.inner.pipeline);
         NativeExecutor::new(Arc::new(move |input| {
+            if let Some(delegated) = &delegated {
+                delegated.store(true, Ordering::SeqCst);
+            }
             let pipeline = Arc::clone(&pipeline);
             Box::pin(Arc::clone(&pipeline).execute(input))
         }))
@@ -482,9 +503,14 @@ impl ToolRuntime {
 
     /// `Parallel` only when the visible definition's classifier returns exactly `Ok(true)` (DSL tools:
     /// and the arguments are valid); everything else — including a call the `code` collapse rejects
-    /// (CODE-011) — is `Exclusive`.
+    /// (CODE-011) — is `Exclusive`. Under an installed executor, the mode its
+    /// [`route`](ToolExecutor::route) gives a call it keeps (`Own`), the native classification for one it
+    /// passes through (CDM-047).
     pub fn execution_mode(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        self.inner.pipeline.execution_mode(input)
+        match self.executor_route(input) {
+            Some(ExecutorRoute::Own(mode)) => mode,
+            None | Some(ExecutorRoute::Native) => self.inner.pipeline.execution_mode(input),
+        }
     }
 
     /// Observe the `run_code` dispatch log (upstream's `tool/code-dispatch-start` and

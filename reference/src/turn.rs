@@ -19,14 +19,16 @@
 //!   `additional_contexts` with it ([`TurnResults::contexts`] lists them all, in model order).
 //!
 //! The execution mode of a call is read when the call reaches the head of the queue. A call whose agent
-//! has an installed [`ToolExecutor`](crate::ToolExecutor) (seed 002's seam: dsh-codemode's preset) goes
-//! through that executor as one unit ([`ToolRuntime::execute`]), since the lane cannot see inside it:
-//! it starts in model order once every earlier call has committed, and no later call starts until it
-//! settled — a barrier, so policy still sees the turn's calls in model order. The whole turn is
+//! has an installed [`ToolExecutor`](crate::ToolExecutor) (seed 002's seam: dsh-codemode's preset) is
+//! routed by it ([`ToolExecutor::route`](crate::ToolExecutor::route), CDM-047): a call the executor would
+//! pass through unchanged (`Native`) runs in the native lanes like any other; a call it keeps (`Own`) goes
+//! through it as one unit ([`ToolRuntime::execute`]), since the lane cannot see inside it — `Exclusive`
+//! (the default) starts in model order once every earlier call has committed, and no later call starts
+//! until it settled, a barrier; `Parallel` starts like a parallel call and overlaps the others. The whole turn is
 //! drop-safe as [`ToolRuntime::execute`] is: dropped once polled, it runs on to its end (unstarted calls
 //! included) on the ambient runtime.
 //!
-//! Spec: CDM-004 and CDM-019 for executor-owned calls (a masked call in a turn is the executor's to
+//! Spec: CDM-004, CDM-047 and CDM-019 for executor-owned calls (a masked call in a turn is the executor's to
 //! reject). The scheduling follows upstream README § Parallel execution, the agent loop's contract, which
 //! no catalog rule holds (it is not dsh-tools').
 
@@ -38,6 +40,7 @@ use serde_json::Value;
 
 use crate::callback::{BoxFuture, DropSafe};
 use crate::execution::{ExecutionMode, ToolExecutionInput};
+use crate::executor::ExecutorRoute;
 use crate::pipeline::entry::Call;
 use crate::pipeline::{Pipeline, Prepared, Stage};
 use crate::presentation::DEFAULT_MAX_PARALLEL_SUB_CALLS;
@@ -227,7 +230,9 @@ impl Lane {
         if self.started.front().is_some_and(|head| head.settled.is_some()) {
             let Some(mut head) = self.started.pop_front() else { return false };
             if let Some((id, result)) = head.settled.take() {
-                self.exclusive_active = false;
+                if head.mode == ExecutionMode::Exclusive {
+                    self.exclusive_active = false;
+                }
                 self.results.push((head.index, id, result));
             }
             return true;
@@ -247,17 +252,21 @@ impl Lane {
     /// Start the head of the queue when the contract lets it.
     fn begin_start(&mut self) -> bool {
         let Some((_, input)) = self.queue.front() else { return false };
-        if self.runtime.has_executor(input.agent.as_ref()) {
-            if self.exclusive_active || !self.started.is_empty() {
+        if let Some(ExecutorRoute::Own(mode)) = self.runtime.executor_route(input) {
+            let free = match mode {
+                ExecutionMode::Exclusive => self.started.is_empty(),
+                ExecutionMode::Parallel => self.in_flight() < self.max_parallel,
+            };
+            if self.exclusive_active || !free {
                 return false;
             }
             let Some((index, input)) = self.queue.pop_front() else { return false };
-            self.exclusive_active = true;
+            self.exclusive_active = mode == ExecutionMode::Exclusive;
             let (id, runtime) = (input.call_id.clone(), self.runtime.clone());
             let delegated: BoxFuture<'static, ToolExecutionResult> = Box::pin(async move { runtime.execute(input).await });
             self.started.push_back(Started {
                 index,
-                mode: ExecutionMode::Exclusive,
+                mode,
                 call: None,
                 flight: None,
                 parked: None,

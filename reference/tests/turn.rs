@@ -138,3 +138,48 @@ async fn a_dropped_turn_runs_on_to_every_result() {
     let results: Vec<&String> = log.iter().filter(|e| e.starts_with("result:")).collect();
     assert_eq!(results, ["result:a", "result:x", "result:b"], "{log:?}");
 }
+
+/// An executor that passes every call through but declares its routes as told (CDM-047).
+struct Routing(fn(&ToolExecutionInput) -> dsh_tools::ExecutorRoute);
+
+impl dsh_tools::ToolExecutor for Routing {
+    fn describe(&self, definitions: Vec<dsh_tools::definition::ToolSchema>) -> Vec<dsh_tools::definition::ToolSchema> {
+        definitions
+    }
+
+    fn route(&self, input: &ToolExecutionInput) -> dsh_tools::ExecutorRoute {
+        (self.0)(input)
+    }
+
+    fn execute(&self, input: ToolExecutionInput, native: dsh_tools::NativeExecutor) -> dsh_tools::BoxFuture<'static, dsh_tools::ToolExecutionResult> {
+        native.execute(input)
+    }
+}
+
+/// Under an executor, the calls it routes `Native` keep the native lanes (two safe reads overlap, the
+/// write is a barrier), and with the default route every call is a barrier; `execution_mode` follows.
+#[tokio::test(start_paused = true)]
+async fn an_executor_keeps_parallel_dispatch_for_the_calls_it_routes_native() {
+    use dsh_tools::{ExecutionMode, ExecutorRoute, ScopeKey};
+    for (route, peak) in [
+        (Routing(|_| ExecutorRoute::Native), 2),
+        (Routing(|_| ExecutorRoute::Own(ExecutionMode::Exclusive)), 1),
+        (Routing(|i| if i.name == "read" { ExecutorRoute::Own(ExecutionMode::Parallel) } else { ExecutorRoute::Native }), 2),
+    ] {
+        let f = fixture();
+        let preset = ScopeKey::new("preset");
+        let agent = ScopeKey::child("agent", &preset);
+        let _executor = f.runtime.set_executor(Some(&preset), Arc::new(route)).unwrap();
+        let calls: Vec<ToolExecutionInput> =
+            [call("a", "read", 30), call("b", "read", 10), call("x", "write", 5)].into_iter().map(|c| c.with_agent(&agent)).collect();
+        let modes: Vec<ExecutionMode> = calls.iter().map(|c| f.runtime.execution_mode(c)).collect();
+        let turn = TurnExecutor::new(&f.runtime).execute(calls).await;
+        let log = f.log.lock().unwrap().clone();
+        let ids: Vec<&str> = turn.results.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "x"]);
+        assert_eq!(f.peak.load(Ordering::SeqCst), peak, "{log:?}");
+        let parallel = if peak == 2 { ExecutionMode::Parallel } else { ExecutionMode::Exclusive };
+        assert_eq!(modes, [parallel, parallel, ExecutionMode::Exclusive]);
+        assert!(position(&log, "result:b") < position(&log, "start:x"), "the write stays a barrier: {log:?}");
+    }
+}

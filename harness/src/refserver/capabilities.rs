@@ -37,11 +37,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `presenters`: `tools/present` over `ToolRuntime::presenters` (soft validation in the reference) and
 /// the fixtures' `presentCall` / `presentResult` (`fixtures/presenter.rs`).
 ///
+/// `codemode-reference`: the reference is the implementation whose own choices (where seed 002 fixes
+/// none) the scenarios requiring this feature pin.
+///
 /// `prompt`: `prompt/assemble` over `dsh_tools::SystemPrompt` with the runtime's contributions (the tool
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema", "codemode", "plugins", "presenters", "dispatch-log",
+    "prompt", "sdk", "schema", "codemode", "codemode-reference", "plugins", "presenters", "dispatch-log",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer

@@ -11,7 +11,7 @@ use super::verdict::Verdict;
 use crate::adapter::wire;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 15] = [
+pub const KNOWN_FEATURES: [&str; 16] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -24,6 +24,7 @@ pub const KNOWN_FEATURES: [&str; 15] = [
     features::SDK,
     features::SCHEMA,
     features::CODEMODE,
+    features::CODEMODE_REFERENCE,
     features::PLUGINS,
     features::PRESENTERS,
     features::DISPATCH_LOG,

@@ -4,7 +4,7 @@
 //! `{ code, description }`, both required strings), the output declaration `{ logs: string[], result?: json }`
 //! and the "no run_code schema flavor" error for a runtime language no flavor exists for.
 //!
-//! Spec: RUN-001, RUN-033, RUN-036, CODE-006.
+//! Spec: RUN-001, RUN-033, RUN-036, CODE-006; CDM-045 (the summary without the image sentence).
 
 use std::fmt;
 
@@ -17,21 +17,43 @@ pub struct RunCodeFlavor {
     pub language: &'static str,
     /// The tool description.
     pub description: &'static str,
+    /// The description without its closing sentence on image results, for a transport that attaches
+    /// none (dsh-codemode's `code_run`).
+    pub summary: &'static str,
     /// The `code` parameter's description.
     pub code_description: &'static str,
+}
+
+// Each description is its summary and the sentence on images, written once.
+macro_rules! images_sentence {
+    () => {
+        "Image-bearing subtool results are attached after the run."
+    };
+}
+macro_rules! typescript_summary {
+    () => {
+        "Execute a TypeScript program against the available tools. Takes two required arguments: `code`, the BODY of an async function (erasable syntax only; top-level `await` and `return` work), and `description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the declarations in the system prompt. Only what you print or return is program output — curate it."
+    };
+}
+macro_rules! python_summary {
+    () => {
+        "Execute a Python program against the available tools. Takes two required arguments: `code`, the BODY of an async function (top-level `await` and `return` work), and `description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the declarations in the system prompt. Use `print(...)` and/or `return <value>` for program output — curate it."
+    };
 }
 
 /// The TypeScript flavor, also the fallback for a schema read with no runtime mounted.
 pub const TYPESCRIPT_FLAVOR: RunCodeFlavor = RunCodeFlavor {
     language: "typescript",
-    description: "Execute a TypeScript program against the available tools. Takes two required arguments: `code`, the BODY of an async function (erasable syntax only; top-level `await` and `return` work), and `description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the declarations in the system prompt. Only what you print or return is program output — curate it. Image-bearing subtool results are attached after the run.",
+    description: concat!(typescript_summary!(), " ", images_sentence!()),
+    summary: typescript_summary!(),
     code_description: "The program: the body of an async TypeScript function.",
 };
 
 /// The Python flavor.
 pub const PYTHON_FLAVOR: RunCodeFlavor = RunCodeFlavor {
     language: "python",
-    description: "Execute a Python program against the available tools. Takes two required arguments: `code`, the BODY of an async function (top-level `await` and `return` work), and `description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the declarations in the system prompt. Use `print(...)` and/or `return <value>` for program output — curate it. Image-bearing subtool results are attached after the run.",
+    description: concat!(python_summary!(), " ", images_sentence!()),
+    summary: python_summary!(),
     code_description: "The program: the body of an async Python function.",
 };
 

@@ -194,7 +194,7 @@ fn sections_are_registered_on_the_executors_behalf() {
 }
 
 #[test]
-fn execute_goes_to_the_executor_which_may_delegate() {
+fn execute_goes_to_the_executor_which_may_delegate_and_every_result_is_observed_once() {
     let (runtime, _prompt) = with_prompt();
     let preset = ScopeKey::new("preset");
     let agent = ScopeKey::child("agent", &preset);
@@ -203,17 +203,18 @@ fn execute_goes_to_the_executor_which_may_delegate() {
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let observed = Arc::clone(&bodies);
     let _o = runtime.on_result(Arc::new(move |execution, _| {
-        observed.lock().unwrap_or_else(|p| p.into_inner()).push(execution.name.clone());
+        observed.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}:{}:{}", execution.call_id, execution.name, execution.arguments));
     }));
     let (executor, seen) = hiding("codemode", vec![]);
     let _e = runtime.set_executor(Some(&preset), executor).expect("install");
     let ran = block_on(runtime.execute(ToolExecutionInput::new("c1", "t", json!({})).with_agent(&agent)));
     assert_eq!(ran.text(), "\"ran t\"");
-    let denied = block_on(runtime.execute(ToolExecutionInput::new("c2", "blocked", json!({})).with_agent(&agent)));
+    let denied = block_on(runtime.execute(ToolExecutionInput::new("c2", "blocked", json!({ "why": [1] })).with_agent(&agent)));
     assert!(denied.is_error());
     // A global call has no executor on its chain.
     let _ = block_on(runtime.execute(ToolExecutionInput::new("c3", "t", json!({}))));
     assert_eq!(*seen.lock().expect("seen"), ["codemode:t", "codemode:blocked"]);
-    // Only delegated calls reached the pipeline (and its result observers).
-    assert_eq!(*bodies.lock().expect("bodies"), ["t", "t"]);
+    // Every call's result reached the observers once: the executor's own answer too, with the call's
+    // id and arguments (CDM-046).
+    assert_eq!(*bodies.lock().expect("bodies"), ["c1:t:{}", "c2:blocked:{\"why\":[1]}", "c3:t:{}"]);
 }

@@ -25,6 +25,7 @@
 //! Spec: PIPE-001, PIPE-010, PIPE-013..PIPE-016, ARG-003, ARG-007, ARG-008, UNK-007, UNK-010, CODE-006,
 //! CODE-007.
 
+pub(crate) mod answer;
 pub(crate) mod dispatch;
 pub(crate) mod entry;
 pub(crate) mod guards;

@@ -6,11 +6,13 @@
 //! with the final result, and return it. Observer panics are contained and logged to the log sinks as
 //! `tool "<name>" (<callId>): tools/result observer failed: <message>`.
 //!
-//! Spec: PIPE-011, PIPE-012, PIPE-021, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009.
+//! The same publication serves a result an installed executor answered itself ([`publish`]).
+//!
+//! Spec: PIPE-011, PIPE-012, PIPE-021, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009, CDM-046.
 
 use crate::callback::contain;
 use crate::error::ToolFailure;
-use crate::execution::AbortReasons;
+use crate::execution::{AbortReasons, ToolExecution};
 use crate::hooks::{HookList, LogSink, ResultObserver};
 use crate::result::ToolExecutionResult;
 
@@ -62,10 +64,24 @@ pub(crate) fn finish(
         }
     }
     abort_reasons.forget(call.exec.token);
+    notify(observers, logs, &call.exec, result);
+}
+
+/// Publish a result the pipeline did not produce — an executor's own answer (CDM-046) — as [`finish`]
+/// publishes its own: materialized, then the observers; no content finalizer, as a collapsed call's
+/// rejection has none.
+pub(crate) fn publish(observers: &HookList<ResultObserver>, logs: &HookList<LogSink>, exec: &ToolExecution, result: &mut ToolExecutionResult) {
+    materialize(result);
+    notify(observers, logs, exec, result);
+}
+
+/// Hand `result` to a snapshot of `observers`: resolved now, registration order, scoped ones only for
+/// their agent; a panicking observer is logged and skipped.
+fn notify(observers: &HookList<ResultObserver>, logs: &HookList<LogSink>, exec: &ToolExecution, result: &ToolExecutionResult) {
     for entry in observers.snapshot().iter() {
-        if entry.applies_to(call.exec.agent.as_ref()) {
-            if let Err(message) = contain(|| (entry.hook)(&call.exec, result)) {
-                let (name, call_id) = (&call.exec.name, &call.exec.call_id);
+        if entry.applies_to(exec.agent.as_ref()) {
+            if let Err(message) = contain(|| (entry.hook)(exec, result)) {
+                let (name, call_id) = (&exec.name, &exec.call_id);
                 log(logs, &format!("tool \"{name}\" ({call_id}): tools/result observer failed: {message}"));
             }
         }

@@ -16,6 +16,7 @@ mod subset;
 mod ts;
 mod unicode;
 mod unicode_tables;
+mod usage;
 
 use serde_json::Value;
 
@@ -32,8 +33,19 @@ pub fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
         _ => None,
     }
 }
-pub use py::{json_schema_to_py, render_tools_sdk_py};
-pub use ts::{json_schema_to_ts, render_tools_sdk};
+pub use py::{json_schema_to_py, render_tools_sdk_py, render_tools_sdk_py_with};
+pub use ts::{json_schema_to_ts, render_tools_sdk, render_tools_sdk_with};
+pub use usage::{ProgramState, SdkUsage};
+
+/// The SDK renderer of a program language for the transport a [`SdkUsage`] describes ([`renderer`] is
+/// this with [`SdkUsage::RUN_CODE`]).
+pub fn renderer_with(language: &str) -> Option<fn(&SdkUsage<'_>, &[SdkToolSchema]) -> String> {
+    match language {
+        "typescript" => Some(render_tools_sdk_with),
+        "python" => Some(render_tools_sdk_py_with),
+        _ => None,
+    }
+}
 
 /// One tool as the SDK renderers see it: the model-facing schema plus the canonical output schema.
 #[derive(Debug, Clone, PartialEq)]

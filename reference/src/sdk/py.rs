@@ -19,19 +19,9 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::subset::{Analysis, Keywords, Required};
+use super::usage::{self, SdkUsage};
 use super::{SdkToolSchema, js, names, sort_by_name};
 
-/// The fixed usage contract above the declarations.
-const INSTRUCTIONS: &str = "## Writing code for run_code
-
-`run_code` takes two required arguments: `code` — the body of an async Python function (top-level `await` and `return` both work) — and `description`, a short summary of what the program does. At run time exactly two of the names declared below are bound: `tools` and `ToolCallError`. Everything else is a STATIC STUB describing argument and return types — in particular the `TypedDict` classes do NOT exist at run time, so build arguments as plain `dict`/`list` JSON values: `await tools.name({\"field\": 1})`, never `FooArgs(field=1)`, which raises `NameError`. Inside the program:
-
-- Call tools as `await tools.name(args)` — subscript access for exotic, reserved, or underscore-leading names: `await tools[\"my-tool\"](args)`. Every call resolves to the tool's typed canonical JSON value (each method's return type below). Tool arguments must be lossless JSON.
-- A FAILED tool call raises `ToolCallError`, whose `toolName` identifies the failed tool and whose message is human-readable — wrap in `try/except` to handle and continue.
-- Independent read-only calls MAY overlap under `asyncio.gather` (safe calls run concurrently; mutating calls run alone, in submission order). Sequence dependent work with `await`.
-- Emit the run's answer with `print(...)` and/or a top-level `return <value>`; the returned value must be lossless JSON. Only what you print and return is program output. A successful tool result containing an image is attached after the run so you can inspect it on the next step; every other intermediate result stays out of the conversation, so extract just what you need.
-
-The available tools:";
 
 /// Deepest `list[` chain in one annotation (CPython refuses more than 200 open brackets per line).
 const MAX_LIST_NESTING: usize = 180;
@@ -46,14 +36,19 @@ pub fn json_schema_to_py(schema: &Value) -> String {
     out
 }
 
-/// The complete Python SDK section for a tool set, tools in UTF-16 name order.
+/// The complete Python SDK section for a tool set, tools in UTF-16 name order (upstream's, for `run_code`).
+pub fn render_tools_sdk_py(schemas: &[SdkToolSchema]) -> String {
+    render_tools_sdk_py_with(&SdkUsage::RUN_CODE, schemas)
+}
+
+/// [`render_tools_sdk_py`] for the transport `usage` describes.
 ///
 /// The class declarations are written straight into the section after its head; the `typing` line,
 /// known only once everything is rendered, is inserted at the end.
-pub fn render_tools_sdk_py(schemas: &[SdkToolSchema]) -> String {
+pub fn render_tools_sdk_py_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema]) -> String {
     let sorted = sort_by_name(schemas);
-    let mut head = String::with_capacity(INSTRUCTIONS.len() + 512 + schemas.len() * 640);
-    head.push_str(INSTRUCTIONS);
+    let mut head = String::with_capacity(2048 + schemas.len() * 640);
+    usage::push_python(&mut head, usage);
     head.push_str("\n\n```python\nfrom typing import ");
     let imports_at = head.len();
     head.push_str("\n\nclass ToolCallError(Exception):\n    toolName: str\n\n");

@@ -12,19 +12,9 @@
 use serde_json::Value;
 
 use super::subset::{Analysis, Keywords, Required};
+use super::usage::{self, SdkUsage};
 use super::{SdkToolSchema, js, sort_by_name};
 
-/// The fixed usage contract above the declarations.
-const INSTRUCTIONS: &str = "## Writing code for run_code
-
-`run_code` takes two required arguments: `code` — the body of an async TypeScript function (erasable syntax only — no `enum` or namespaces; type annotations are advisory, the code runs type-stripped) — and `description`, a short summary of what the program does. Inside the program:
-
-- Call tools as `await tools.name(args)` — quoted access for exotic names: `tools[\"my-tool\"](args)`. Every call resolves to the tool's typed canonical JSON value. Tool arguments must be lossless JSON.
-- A FAILED tool call rejects with `ToolCallError`, whose `toolName` identifies the failed tool and whose `message` is human-readable — `try/catch` it to handle and continue.
-- Independent read-only calls MAY overlap under `Promise.all` (safe calls run concurrently; mutating calls run alone, in submission order). Sequence dependent work with `await`.
-- Emit results with `return` and/or `console.log(...)`. Only what you print or return is program output. A successful tool result containing an image is attached after the run so you can inspect it on the next step; every other intermediate result stays out of the conversation, so extract just what you need.
-
-The available tools:";
 
 const JSON_VALUE: &str = "type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }";
 
@@ -48,12 +38,18 @@ pub fn json_schema_to_ts(schema: &Value) -> String {
     out
 }
 
-/// The complete TypeScript SDK section for a tool set, tools in UTF-16 name order.
+/// The complete TypeScript SDK section for a tool set, tools in UTF-16 name order (upstream's, for
+/// `run_code`).
 pub fn render_tools_sdk(schemas: &[SdkToolSchema]) -> String {
+    render_tools_sdk_with(&SdkUsage::RUN_CODE, schemas)
+}
+
+/// [`render_tools_sdk`] for the transport `usage` describes.
+pub fn render_tools_sdk_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema]) -> String {
     let sorted = sort_by_name(schemas);
     let mut renderer = Renderer::default();
     let mut out = String::with_capacity(4096 + schemas.len() * 512);
-    out.push_str(INSTRUCTIONS);
+    usage::push_typescript(&mut out, usage);
     out.push_str("\n\n```ts\n");
     out.push_str(JSON_VALUE);
     out.push_str("\n\ninterface ToolArgsMap {");

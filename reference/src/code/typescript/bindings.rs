@@ -8,12 +8,14 @@
 //! A namespace of many functions is materialized on demand instead (`lazy.rs`), with the same observable
 //! shape.
 //!
+//! A binding kept from a finished persistent run rejects at once when a later run calls it (CDM-048).
+//!
 //! A pending call is charged to the run's heap budget (`budget.rs`): un-awaited calls in a loop run into
 //! the heap cap (`worker-exit`), never into the host's memory.
 //!
 //! Spec: RUN-031 (heap cap), RUN-004 (one own enumerable function per binding), RUN-005 (the real rejection class with
 //! `name` and the member-name property), RUN-007 (lossy arguments reject that one call), RUN-030 (binding
-//! values cross whole).
+//! values cross whole), CDM-048.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -24,13 +26,22 @@ use rquickjs::{Constructor, Ctx, Function, Object, Promise, Value as JsValue};
 use serde_json::Value;
 
 use super::budget::{value_bytes, CALL_ARGUMENT_COPIES, CALL_BYTES};
-use super::host::{Entry, Host};
+use super::host::{Entry, Host, Terminal};
 use super::lossless::{snapshot, to_js};
 use crate::code::{BindingFn, CodeBindingNamespace};
 
 /// Upstream's rejection texts.
 pub(crate) const ARGUMENTS_NOT_LOSSLESS: &str = "binding arguments must be lossless JSON";
 pub(crate) const RESOLUTION_NOT_LOSSLESS: &str = "binding resolution must be lossless JSON";
+
+/// What a binding or timer function of a finished persistent run says when a later run calls it.
+pub(crate) const STALE: &str = "belongs to an earlier code run that has finished; call it through this run's bindings";
+
+/// The `Error` for `what` (`binding \`x\``, `setTimeout`) called after its run finished (CDM-048).
+pub(crate) fn stale<'js>(ctx: &Ctx<'js>, what: &str) -> rquickjs::Result<JsValue<'js>> {
+    let error: Constructor<'js> = ctx.globals().get("Error")?;
+    error.construct((format!("{what} {STALE}"),))
+}
 
 /// The rejection for a failed call of `member`.
 pub(crate) fn failure<'js>(
@@ -107,9 +118,14 @@ fn binding_function<'js>(
     let host = host.clone();
     let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, arg: Opt<JsValue<'js>>| -> rquickjs::Result<Promise<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
+        if host.meter.terminal() == Some(Terminal::Retired) {
+            // A binding an earlier persistent run left behind, called by a later run: it fails at once
+            // rather than never settle (CDM-048). Its run's classes are gone with it: a plain `Error`.
+            reject.call::<_, ()>((stale(&ctx, &format!("binding `{member}`"))?,))?;
+            return Ok(promise);
+        }
         if host.ended() || host.meter.should_stop() {
-            // The run is over: nothing new starts, the program is stopped (a retired run's binding called
-            // later just never settles).
+            // The run is over: nothing new starts, the program is stopped.
             return host.interrupt(&ctx).map_or(Ok(promise), Err);
         }
         let class = host.classes.borrow().get(namespace).cloned().flatten();

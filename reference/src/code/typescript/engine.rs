@@ -289,6 +289,8 @@ fn start<'js>(ctx: &Ctx<'js>, host: &Rc<Host<'js>>, spec: &RunSpec, persistent: 
                 globals.set(name, value)?;
             }
             let slot = rquickjs::Object::new(ctx.clone())?;
+            let define: Function<'js> = ctx.eval("Object.defineProperty")?;
+            slot.set("define", define)?;
             slot.set("global", globals)?;
             *host.repl.borrow_mut() = Some(slot.clone());
             names.push(super::repl::SLOT.to_owned());

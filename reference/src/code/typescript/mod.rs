@@ -137,11 +137,12 @@ impl TypeScriptRuntime {
 
     /// The same runtime in `mode`. In [`CodeExecutionMode::PersistentInMemory`] a request naming a
     /// [`StateOwner`] runs in that owner's resident engine: what the program declares at its top level
-    /// (`let`, `const`, `var`, `function`, `class`) and what it sets on `globalThis` is there for the
-    /// owner's next run, in which the namespaces, their error classes and `console` are globals rather
+    /// (`let`, `const`, `var`, `function`, `class`) — as live bindings, a `const` constant (CDM-049) — and
+    /// what it sets on `globalThis` is there for the owner's next run, in which the namespaces, their error classes and `console` are globals rather
     /// than parameters (so a kept function finds the current ones). The heap cap covers the engine's whole
     /// life. A binding or timer function a later run calls through a value kept from an earlier run
-    /// belongs to that earlier run: it starts nothing, and its promise never settles.
+    /// belongs to that earlier run: it starts nothing, and fails at once (the binding call rejects, the
+    /// timer function throws an `Error`; CDM-048).
     #[must_use]
     pub fn with_execution_mode(mut self, mode: CodeExecutionMode) -> Self {
         self.mode = mode;

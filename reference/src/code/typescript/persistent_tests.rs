@@ -135,3 +135,42 @@ async fn per_call_mode_ignores_the_owner() {
     assert!(rt.retained().is_empty());
     assert!(!rt.release(&StateOwner::new("a")));
 }
+
+#[tokio::test]
+async fn a_binding_or_timer_kept_from_an_earlier_run_fails_at_once() {
+    // A wall ceiling far above the test's patience: a stale call that never settles would show as a timeout.
+    let rt = runtime(CodeExecutionMode::PersistentInMemory, 60_000.0);
+    let kept = run(&rt, "a", "globalThis.keptCall = tools.slow; globalThis.keptTimer = setInterval; return 1").await;
+    assert!(kept.error.is_none(), "{kept:?}");
+    let program = "const out = [];\n\
+        try { await keptCall(1); } catch (e) { out.push(e.message); }\n\
+        try { keptTimer(() => {}, 5); } catch (e) { out.push(e.message); }\n\
+        out.push(await tools.slow(2));\n\
+        return out;";
+    let started = std::time::Instant::now();
+    let result = run(&rt, "a", program).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "stale calls must not wait for the wall ceiling");
+    assert_eq!(
+        result.value,
+        Some(json!([
+            "binding `slow` belongs to an earlier code run that has finished; call it through this run's bindings",
+            "setInterval belongs to an earlier code run that has finished; call it through this run's bindings",
+            2
+        ])),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn top_level_declarations_are_live_bindings_and_const_stays_constant() {
+    let rt = runtime(CodeExecutionMode::PersistentInMemory, 5_000.0);
+    let declared = run(&rt, "a", "let n = 0; function inc() { return ++n } const c = 1; class K { v() { return n } }").await;
+    assert!(declared.error.is_none(), "{declared:?}");
+    let used = run(&rt, "a", "inc(); inc(); let e = ''; try { c = 2 } catch (x) { e = x.name } return [n, c, e, new K().v()]").await;
+    assert_eq!(used.value, Some(json!([2, 1, "TypeError", 2])), "{used:?}");
+    // Assigning from a later run updates the binding the declaring run's function sees.
+    assert_eq!(run(&rt, "a", "n = 10; return inc()").await.value, Some(json!(11)));
+    // A later run's own declaration rebinds the name; the earlier function keeps its own.
+    assert_eq!(run(&rt, "a", "let n = 100; return [n, inc()]").await.value, Some(json!([100, 12])));
+    assert_eq!(run(&rt, "a", "return n").await.value, Some(json!(100)));
+}

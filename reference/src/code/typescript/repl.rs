@@ -2,8 +2,10 @@
 //! declares at its top level, and the one statement that keeps them. A program is the body of an async
 //! function, so its `let`, `const`, `class`, `function` and `var` declarations are that function's locals;
 //! a persistent run prepends, on the program's first line (line numbers stay the program's own), a
-//! closure over exactly those names that copies each onto the global object. The engine calls it once the
-//! program has settled, so a later run of the same owner finds them as globals.
+//! closure over exactly those names that makes each an accessor property of the global object over the
+//! run's own binding. The engine calls it once the program has settled, so a later run of the same owner
+//! reads and assigns the live bindings (what the earlier run's functions see, CDM-049), and a `const`
+//! stays constant: its setter's assignment throws a TypeError.
 //!
 //! Declarations kept: every declaration statement of the body's top level (`var`, `let`, `const` with
 //! their destructuring patterns, `function`, `class`) and `var` declarations nested in blocks and loops
@@ -11,7 +13,7 @@
 //! declaration of a nested block. A name still in its temporal dead zone (the program returned before
 //! reaching it) is skipped, as is one the global object refuses (`undefined`).
 //!
-//! Spec: CDM-036.
+//! Spec: CDM-036, CDM-049.
 
 use swc_common::BytePos;
 use swc_ecma_ast::{Decl, ForHead, ObjectPatProp, Pat, Stmt, VarDeclKind, VarDeclOrExpr};
@@ -46,13 +48,17 @@ pub(crate) fn top_level_names(code: &str) -> Vec<String> {
     names
 }
 
-/// The keep statement for `names` (one line, no newline): it stores a closure on the slot that copies each
-/// name onto the slot's `global`, skipping one in its dead zone or refused by the global object.
+/// The keep statement for `names` (one line, no newline): it stores a closure on the slot that makes each
+/// name an accessor of the slot's `global` reading and assigning the run's own binding (a `const`'s
+/// assignment throws there, as in the run), skipping one in its dead zone (reading it throws) or refused
+/// by the global object (a non-configurable property).
 pub(crate) fn keep_statement(names: &[String]) -> String {
-    let mut out = format!("{SLOT}.keep = () => {{ const __dsh_g__ = {SLOT}.global;");
+    let mut out = format!("{SLOT}.keep = () => {{ const __dsh_g__ = {SLOT}.global, __dsh_d__ = {SLOT}.define;");
     for name in names {
         let key = serde_json::Value::String(name.clone()).to_string();
-        out.push_str(&format!(" try {{ __dsh_g__[{key}] = {name}; }} catch {{}}"));
+        out.push_str(&format!(
+            " try {{ {name}; __dsh_d__(__dsh_g__, {key}, {{ get: () => {name}, set: (__dsh_v__) => {{ {name} = __dsh_v__; }}, configurable: true, enumerable: true }}); }} catch {{}}"
+        ));
     }
     out.push_str(" };");
     out
@@ -164,7 +170,9 @@ mod tests {
         assert!(!statement.contains('\n'));
         assert_eq!(
             statement,
-            "__dsh_repl__.keep = () => { const __dsh_g__ = __dsh_repl__.global; try { __dsh_g__[\"x\"] = x; } catch {} try { __dsh_g__[\"f\"] = f; } catch {} };"
+            "__dsh_repl__.keep = () => { const __dsh_g__ = __dsh_repl__.global, __dsh_d__ = __dsh_repl__.define; \
+             try { x; __dsh_d__(__dsh_g__, \"x\", { get: () => x, set: (__dsh_v__) => { x = __dsh_v__; }, configurable: true, enumerable: true }); } catch {} \
+             try { f; __dsh_d__(__dsh_g__, \"f\", { get: () => f, set: (__dsh_v__) => { f = __dsh_v__; }, configurable: true, enumerable: true }); } catch {} };"
         );
     }
 }

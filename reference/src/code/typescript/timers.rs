@@ -5,7 +5,9 @@
 //! pending timer is charged to the run's heap budget (`budget.rs`): a program that schedules timers
 //! without end runs into the heap cap (`worker-exit`), never into the host's memory.
 //!
-//! Spec: RUN-002 (programs may await timers; the run ends when the program settles), RUN-031 (heap cap).
+//! A timer function kept from a finished persistent run throws at once when a later run calls it.
+//!
+//! Spec: RUN-002 (programs may await timers; the run ends when the program settles), RUN-031 (heap cap), CDM-048.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::{Ctx, Exception, Function, Value as JsValue};
 
 use super::budget::{TIMER_ARG_BYTES, TIMER_BYTES};
-use super::host::{Entry, Host};
+use super::host::{Entry, Host, Terminal};
 
 fn delay_of(value: Option<&JsValue<'_>>) -> Duration {
     let ms = value.and_then(|v| v.as_number()).unwrap_or(1.0);
@@ -33,6 +35,11 @@ fn schedule<'js>(ctx: &Ctx<'js>, host: &Host<'js>, callback: JsValue<'js>, delay
     let delay = delay_of(delay.0.as_ref());
     // A pending timer is host memory: charged to the heap budget before anything is made. Refused, the
     // run is over (the heap cap); the program gets a handle that names nothing.
+    if host.meter.terminal() == Some(Terminal::Retired) {
+        // A timer function of a finished persistent run, called by a later run: it throws at once (CDM-048).
+        let error = super::bindings::stale(ctx, if repeat { "setInterval" } else { "setTimeout" })?;
+        return Err(ctx.throw(error));
+    }
     if host.ended() || host.meter.should_stop() {
         return host.interrupt(ctx).map_or(Ok(0), Err);
     }
