@@ -18,6 +18,8 @@
 #![cfg(feature = "python")]
 #![allow(clippy::unwrap_used)]
 
+mod containment_support;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,23 +38,6 @@ const GRACE: Duration = Duration::from_secs(3);
 /// within the output ledger (1 MiB here), and pending binding calls, within each run's heap cap (a
 /// call flood's frames are freed when its run settles).
 const HOST_RSS_BOUND_KB: u64 = 64 * 1024;
-
-/// Hand the memory glibc's allocator keeps after frees back to the kernel, so resident growth measures
-/// what the host still holds, not what a flood once made it allocate.
-fn trim_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        #[allow(unsafe_code)]
-        unsafe extern "C" {
-            fn malloc_trim(pad: usize) -> i32;
-        }
-        // SAFETY: glibc's `malloc_trim` takes a byte count and only releases free memory.
-        #[allow(unsafe_code)]
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
 
 struct Case {
     name: String,
@@ -200,7 +185,7 @@ async fn every_hostile_python_program_is_contained() {
     let me = std::process::id();
     // Warm the fork server so its own processes are known before the corpus runs.
     assert_eq!(run(&base, "return 1").await.value, Some(serde_json::json!(1)));
-    trim_allocator();
+    containment_support::trim_allocator();
     let rss_before = host_rss_kb();
     let mut failures = Vec::new();
     let cases = corpus();
@@ -245,7 +230,7 @@ async fn every_hostile_python_program_is_contained() {
             failures.push(format!("{}: the next run failed or hung: {next:?}", case.name));
         }
     }
-    trim_allocator();
+    containment_support::trim_allocator();
     let grown = host_rss_kb().saturating_sub(rss_before);
     eprintln!("{} hostile programs; host RSS grew by {grown} kB", cases.len());
     assert!(grown < HOST_RSS_BOUND_KB, "host RSS grew by {grown} kB over the corpus");

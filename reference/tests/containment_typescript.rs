@@ -30,6 +30,8 @@
 #![cfg(feature = "typescript")]
 #![allow(clippy::unwrap_used)]
 
+mod containment_support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -117,18 +119,7 @@ fn status_kib(field: &str) -> u64 {
 /// growth is not hidden by reuse of what an earlier one left, then reset the peak (`VmHWM`) to the
 /// current resident size; whether the kernel allowed the reset.
 fn reset_peak() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        #[allow(unsafe_code)]
-        unsafe extern "C" {
-            fn malloc_trim(pad: usize) -> i32;
-        }
-        // SAFETY: glibc's `malloc_trim` takes a byte count and only releases free memory.
-        #[allow(unsafe_code)]
-        unsafe {
-            malloc_trim(0);
-        }
-    }
+    containment_support::trim_allocator();
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
