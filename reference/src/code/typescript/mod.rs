@@ -23,6 +23,7 @@
 //! thrown by a timer callback) while the program runs ends the run as `worker-exit` with Node's text.
 //!
 //! Spec: RUN-003 (strip before running), RUN-033 (language `typescript`), RUN-034 (fresh state per run),
+//! RUN-056 (config bounds checked when the runtime is built),
 //! CDM-036..CDM-041 (persistent environments, `repl.rs` and `code/retention.rs`);
 //! the other RUN rules per file.
 
