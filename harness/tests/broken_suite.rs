@@ -1,7 +1,7 @@
 //! Broken suites and command lines against the built harness, each under a time limit: alias bombs,
 //! filters that would hide load errors, paths that do not exist, stale reports, unwritable reports,
 //! broken rules files, links, FIFOs and devices among the scenarios, invalid UTF-8, deep flow nesting,
-//! bad expectations entries, and `--help`. None may crash, hang or look green.
+//! bad expectations entries, `--fail-fast`, and `--help`. None may crash, hang or look green.
 
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
@@ -302,4 +302,31 @@ fn a_duplicate_id_inside_a_file_drops_only_the_duplicate() {
     assert_eq!(report.labels()[file], "ERROR(scenario)", "{:?}", report.labels());
     let message = report.message(file);
     assert!(message.contains("fam.yaml:12:") && message.contains("duplicate scenario id \"dup-a\" (first at spec/scenarios/t/fam.yaml:2:"), "{message}");
+}
+
+#[test]
+fn fail_fast_stops_at_the_first_unexpected_outcome_and_never_looks_green() {
+    let dir = temp_dir("broken-fail-fast");
+    // One trial at a time, in the listed order: the crash comes first, twenty passing trials after it.
+    let mut texts = vec![scenario("crash-first")];
+    texts.extend((0..20).map(|i| scenario(&format!("ok-{i:02}"))));
+    let names: Vec<String> = (0..texts.len()).map(|i| format!("f{i:02}.yaml")).collect();
+    let files: Vec<(&str, String)> = names.iter().map(String::as_str).zip(texts).collect();
+    let spec = spec_with(&dir, &files);
+    let adapter = fake_adapter(&dir);
+    let report_path = dir.join("report.jsonl");
+    let mut args = adapter_args(&adapter, &spec, &report_path);
+    args.extend(["--fail-fast", "--test-threads", "1"]);
+    let out = run(&dir, &args);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    assert!(out.log().contains("stopped by --fail-fast after the first unexpected outcome, crash-first"), "{}", short(&out.log()));
+    let report = read_report(&report_path);
+    assert_eq!(report.outcome("crash-first"), "CRASH", "{:?}", report.labels());
+    let footer = report.footer.clone().unwrap();
+    assert!(footer["complete"] == false && footer["aborted"].as_str().unwrap_or("").contains("--fail-fast"), "{footer}");
+    assert!(report.trials.len() < 21, "trials after the crash still ran: {:?}", report.labels());
+    // Without the flag the same suite runs every trial.
+    let out = run(&dir, &adapter_args(&adapter, &spec, &report_path));
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    assert_eq!(read_report(&report_path).trials.len(), 21);
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! dsh-harness [--adapter CMD] [--spec DIR] [--corpus DIR] [--sdk-corpus DIR] [--report FILE.jsonl] [--expectations FILE.yaml]
 //!             [--junit FILE.xml] [--update-expectations FILE.yaml]
-//!             [--step-timeout SECS] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
+//!             [--step-timeout SECS] [--fail-fast] [libtest flags: FILTER --exact --skip F --list --test-threads N ...]
 //! dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
 //! dsh-harness explain ID [--spec DIR]
 //! dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
@@ -38,6 +38,8 @@ OPTIONS:
     --step-timeout SECS    how long one request may go unanswered, writing it included (default 10; a trial
                            moving a large value gets one more per 2 MiB it moves, at most 12 in all)
     --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
+    --fail-fast            stop at the first unexpected outcome: trials not yet started are not run (the
+                           report's footer says where it stopped; exit status 101)
     --update-expectations FILE
                            after the run, rewrite FILE (may be the --expectations file) from the outcomes:
                            unchanged entries keep their reasons, passing ones are dropped, new failures get
@@ -122,6 +124,8 @@ pub struct RunOptions {
     pub libtest: libtest_mimic::Arguments,
     /// Whether `--test-threads` was given.
     pub threads_given: bool,
+    /// `--fail-fast`: stop starting trials after the first unexpected outcome.
+    pub fail_fast: bool,
 }
 
 /// Parses the process arguments (without the program name).
@@ -149,6 +153,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     let mut step_timeout = DEFAULT_STEP_TIMEOUT;
     let mut rest = vec!["dsh-harness".to_owned()];
     let mut threads_given = false;
+    let mut fail_fast = false;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -166,6 +171,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
             "--junit" => junit = Some(PathBuf::from(value("--junit")?)),
             "--update-expectations" => update_expectations = Some(PathBuf::from(value("--update-expectations")?)),
             "--step-timeout" => step_timeout = seconds(&value("--step-timeout")?)?,
+            "--fail-fast" => fail_fast = true,
             _ => {
                 threads_given |= flag == "--test-threads";
                 rest.push(arg);
@@ -185,6 +191,7 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
         step_timeout,
         libtest,
         threads_given,
+        fail_fast,
     })))
 }
 

@@ -16,7 +16,8 @@
 //!    filtered away: those a filter would drop are recorded anyway. A run that plans nothing is exit 2.
 //! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
 //! 8. End the subjects (strays they still send are blamed), kill what they left behind, footer, skip
-//!    reasons, summary line.
+//!    reasons, summary line. Under `--fail-fast` a trial starting after an unexpected outcome does not run,
+//!    and the footer says where the run stopped (the upstream mutant instrument, `tools/upstream-mutants/`).
 
 pub mod capabilities;
 pub mod cli;
@@ -163,6 +164,8 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
         stray_names: Default::default(),
         info: info.clone(),
         busy: schedule::BusyLane::per_core(trial::TRIAL_STACK),
+        fail_fast: opts.fail_fast,
+        stopped_at: Default::default(),
     });
 
     let mut trials = Vec::new();
@@ -320,7 +323,16 @@ pub fn run(mut opts: RunOptions, factory: Factory, subject: &str) -> ExitCode {
     // And whatever an adapter left behind that was re-parented to the harness (`adapter/reaper.rs`).
     crate::adapter::kill_all();
     let planned = planned + ctx.extra.load(Ordering::SeqCst);
-    ctx.report.footer(planned, started.elapsed());
+    if let Some(first) = ctx.stopped_at.get() {
+        let executed: usize = ctx.report.counts().values().sum();
+        let reason = format!(
+            "stopped by --fail-fast after the first unexpected outcome, {first}: {executed} of {planned} planned trials executed"
+        );
+        ctx.report.abort(planned, started.elapsed(), &reason);
+        println!("dsh-harness: {reason}");
+    } else {
+        ctx.report.footer(planned, started.elapsed());
+    }
     if let Some(xfails) = ctx.report.xfail_summary() {
         println!("{xfails}");
     }

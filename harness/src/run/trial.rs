@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use dsh_conformance::subject::Stray;
@@ -49,9 +49,28 @@ pub struct Context {
     pub info: SubjectInfo,
     /// Where busy trials (large corpus items, `heavy` scenarios) run: one long-lived thread per core.
     pub busy: super::schedule::BusyLane,
+    /// `--fail-fast`: stop starting trials once one outcome was unexpected.
+    pub fail_fast: bool,
+    /// Under `--fail-fast`, the first trial whose outcome was unexpected.
+    pub stopped_at: OnceLock<String>,
 }
 
 impl Context {
+    /// Under `--fail-fast` once a trial's outcome was unexpected: what a trial not yet started tells
+    /// libtest-mimic instead of running (it is not recorded: the report's footer says the run stopped).
+    fn stopped(&self) -> Option<Result<Completion, Failed>> {
+        let first = self.stopped_at.get()?;
+        Some(Ok(Completion::ignored_with(format!("not run: --fail-fast stopped the run after {first}"))))
+    }
+
+    /// Records a settled trial's verdict and, under `--fail-fast`, notes the first unexpected one.
+    fn record(&self, record: &TrialRecord<'_>) {
+        self.report.record(record);
+        if self.fail_fast && record.verdict.outcome.is_unexpected() {
+            let _ = self.stopped_at.set(record.id.to_owned());
+        }
+    }
+
     /// Records strays that blame sessions other than the trial in flight, one record per session.
     pub fn blame(&self, strays: Vec<Stray>) {
         let mut by_session: Vec<(String, Vec<String>)> = Vec::new();
@@ -92,6 +111,9 @@ pub fn run_scenario(
     scenario: Scenario,
     busy: Option<u64>,
 ) -> Result<Completion, Failed> {
+    if let Some(stopped) = ctx.stopped() {
+        return stopped;
+    }
     let started = Instant::now();
     let shared = Arc::clone(ctx);
     let session = id.to_owned();
@@ -99,13 +121,16 @@ pub fn run_scenario(
     let entry = ctx.expectations.get(id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.report.record(&record);
+    ctx.record(&record);
     to_libtest(&verdict, id, &format!("{file}:{line}"), rules)
 }
 
 /// Runs one validation-corpus group as a trial, loading it first when it was only indexed (a problem in
 /// it is `ERROR(scenario)`); `busy` as for [`run_scenario`].
 pub fn run_group(ctx: &Arc<Context>, group: ListedGroup, busy: Option<u64>) -> Result<Completion, Failed> {
+    if let Some(stopped) = ctx.stopped() {
+        return stopped;
+    }
     let started = Instant::now();
     let (id, file, rules) = (group.id().to_owned(), group.file().to_owned(), group.rules().to_vec());
     let shared = Arc::clone(ctx);
@@ -121,13 +146,16 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup, busy: Option<u64>) -> R
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.report.record(&record);
+    ctx.record(&record);
     to_libtest(&verdict, &id, &file, &rules)
 }
 
 /// Runs one SDK-corpus case as a trial, loading it first when it was only indexed (a problem in it is
 /// `ERROR(scenario)`); `busy` as for [`run_scenario`].
 pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Result<Completion, Failed> {
+    if let Some(stopped) = ctx.stopped() {
+        return stopped;
+    }
     let started = Instant::now();
     let (id, file, rules) = (case.id().to_owned(), case.file().to_owned(), case.rules().to_vec());
     let shared = Arc::clone(ctx);
@@ -141,7 +169,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.report.record(&record);
+    ctx.record(&record);
     to_libtest(&verdict, &id, &file, &rules)
 }
 
@@ -149,7 +177,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
 pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &Verdict) -> Result<Completion, Failed> {
     let entry = ctx.expectations.get(id);
     let record = TrialRecord { id, file, rules, verdict, expected: entry, duration: Duration::ZERO };
-    ctx.report.record(&record);
+    ctx.record(&record);
     to_libtest(verdict, id, file, rules)
 }
 
