@@ -16,7 +16,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let prompt = SystemPrompt::new(PromptConfig::default())?;
 //! let runtime = ToolRuntime::try_with_prompt(ToolsConfig::default(), &prompt)?;
-//! let preset = ScopeKey::new("codemode");
+//! let preset = runtime.open_scope("codemode", None); // a scope the runtime knows (CDM-050)
 //! let code = Arc::new(TypeScriptRuntime::new(CodeRuntimeLimits::default())?);
 //! let plugin = Codemode::apply(&runtime, Some(&preset), CodemodeConfig::new(code))?;
 //! let agent = ScopeKey::child("agent", &preset);
@@ -32,7 +32,7 @@
 //! (`code_run`), `retention` (state owners and their releases), `discovery` (the four discovery tools),
 //! `plugin` (apply and unload).
 //!
-//! Spec: CDM-008..CDM-037 (see `spec/rules/codemode.yaml`).
+//! Spec: CDM-008..CDM-050 (see `spec/rules/codemode.yaml`, `spec/rules/codemode-retention.yaml`).
 
 mod discovery;
 pub mod executor;

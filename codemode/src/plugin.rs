@@ -56,6 +56,15 @@ impl fmt::Display for ApplyError {
 
 impl std::error::Error for ApplyError {}
 
+/// The refusal of a preset scope the runtime does not know (CDM-050).
+pub(crate) fn unknown_preset(preset: &ScopeKey) -> String {
+    format!(
+        "the preset scope `{}` is not one this runtime opened (ToolRuntime::open_scope), so no agent could be \
+         under it; refusing to apply rather than leave every agent without the preset",
+        preset.name()
+    )
+}
+
 /// The plugin, applied. Holds its registrations and the executor installation; dropping it unloads.
 pub struct Codemode {
     // Field order is drop order: the executor goes first, so no call is masked by a plugin half gone.
@@ -74,9 +83,14 @@ impl fmt::Debug for Codemode {
 impl Codemode {
     /// Apply the plugin in `preset` (its scope label; `None`: mounted at the host layer, where only the
     /// name rule masks and one warning is logged, CDM-014). Registers `code_run` and the four discovery
-    /// tools in `preset`, then installs the executor there. Fails when a tool name is taken in that layer
-    /// or the scope already has an executor.
+    /// tools in `preset`, then installs the executor there. Fails when `preset` is a scope `runtime` does
+    /// not know (open it with [`ToolRuntime::open_scope`]: a stray key would silently leave every agent
+    /// without the preset, CDM-050), when a tool name is taken in that layer or the scope already has an
+    /// executor.
     pub fn apply(runtime: &ToolRuntime, preset: Option<&ScopeKey>, config: CodemodeConfig) -> Result<Self, ApplyError> {
+        if let Some(preset) = preset.filter(|p| !runtime.knows_scope(p)) {
+            return Err(ApplyError { message: unknown_preset(preset) });
+        }
         let shared = Arc::new(Shared::new(runtime, preset, config.code_runtime, config.logger));
         let mut definitions = vec![crate::transport::definition(&shared).map_err(|message| ApplyError { message })?];
         definitions.extend(crate::discovery::definitions(&shared));

@@ -4,7 +4,8 @@
 //! The table dedupes: one owner and one release per agent however many calls it makes. The plugin's
 //! teardown releases every remaining environment and cancels the agent-scope releases (nothing is left for
 //! them). Whether state is actually kept is the runtime's mode: a `per-call` runtime ignores the owner.
-//! A call with no agent has no owner, and runs fresh.
+//! A call with no agent has no owner, and runs fresh; so does a call whose agent scope was already
+//! disposed (it arrived late): no owner is minted that nothing would release (CDM-050).
 //!
 //! # Teardown
 //! The teardown closes the table in the same critical section that empties it, so no owner is minted
@@ -14,7 +15,7 @@
 //! as the run settles, so an environment the run started after the release does not outlive it (a
 //! release of an owner with no environment does nothing).
 //!
-//! Spec: CDM-036, CDM-037, CDM-038, CDM-044.
+//! Spec: CDM-036, CDM-037, CDM-038, CDM-044, CDM-050.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -85,7 +86,8 @@ impl Retention {
     }
 
     /// The lease on `agent`'s state owner, attaching the owner's release to the agent scope the first
-    /// time; `Ok(None)` without an agent; refused once the teardown has begun (CDM-044).
+    /// time; `Ok(None)` without an agent or when the agent scope was already disposed (CDM-050); refused
+    /// once the teardown has begun (CDM-044).
     pub(crate) fn owner(self: &Arc<Self>, runtime: &ToolRuntime, agent: Option<&ScopeKey>) -> Result<Option<Lease>, ToolFailure> {
         let Some(agent) = agent else { return Ok(None) };
         let mut table = self.lock();
@@ -98,7 +100,10 @@ impl Retention {
         }
         let owner = StateOwner::new(format!("dsh-codemode#{}/{}#{}", self.instance, agent.name(), self.next.fetch_add(1, Ordering::Relaxed)));
         let (released, this, key) = (owner.clone(), Arc::downgrade(self), agent.clone());
-        let release = runtime.on_scope_dispose(agent, move || release_for(&this, &key, &released));
+        // Attached only while the scope lives (one step against its disposal): a late call runs fresh.
+        let Ok(release) = runtime.try_on_scope_dispose(agent, move || release_for(&this, &key, &released)) else {
+            return Ok(None);
+        };
         table.owners.insert(agent.clone(), (owner.clone(), release));
         Ok(Some(lease(&owner)))
     }

@@ -84,3 +84,18 @@ fn a_lease_dropped_before_any_release_releases_nothing() {
     retention.release_all();
     assert_eq!(releases.0.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_call_after_its_agents_disposal_runs_fresh_and_mints_no_owner() {
+    let (runtime, releases, retention, agent) = setup();
+    runtime.dispose_scope(&agent);
+    // CDM-050: nothing would release an owner attached to a disposed scope; the late call keeps no state.
+    assert!(retention.owner(&runtime, Some(&agent)).unwrap().is_none());
+    // A live agent still gets its owner.
+    let other = ScopeKey::new("B");
+    let lease = retention.owner(&runtime, Some(&other)).unwrap().expect("a live agent's owner");
+    let owner = lease.owner();
+    drop(lease);
+    retention.release_all();
+    assert_eq!(*releases.0.lock().unwrap(), [owner], "only the live agent's owner was minted, so only it is released");
+}

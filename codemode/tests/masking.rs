@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{World, typescript};
 use dsh_codemode::rules::{DISCOVERY_TOOLS, HOST_MOUNT_WARNING};
-use dsh_tools::{ErrorCode, ToolExecutionInput, change_observer_fn};
+use dsh_tools::{ErrorCode, ScopeKey, ToolExecutionInput, ToolRuntime, ToolsConfig, change_observer_fn};
 use serde_json::json;
 
 #[test]
@@ -260,4 +260,21 @@ async fn a_turn_executor_turn_goes_through_the_executor() {
     assert_eq!(results[0].1.error_code(), Some(&ErrorCode::UNKNOWN_TOOL), "{}", results[0].1.to_json());
     assert_eq!(results[1].1.to_json()["value"], "P:p_echo");
     assert_eq!(world.take_bodies(), ["p_echo"]);
+}
+
+#[test]
+fn a_preset_scope_the_runtime_does_not_know_is_refused() {
+    // CDM-050: a key the runtime never opened (or another runtime's) names no preset any agent is under.
+    let world = World::bare();
+    for stray in [ScopeKey::new("P"), ToolRuntime::new(ToolsConfig::default()).open_scope("P", None)] {
+        let error = dsh_codemode::Codemode::apply(&world.runtime, Some(&stray), dsh_codemode::CodemodeConfig::new(typescript()))
+            .expect_err("an unknown preset");
+        assert!(error.to_string().contains("the preset scope `P` is not one this runtime opened"), "{error}");
+        assert!(world.runtime.get("code_run", Some(&stray)).is_none(), "nothing stays registered");
+    }
+    // A child of a scope the runtime opened is known; so is the opened scope itself.
+    let child = ScopeKey::child("nested", &world.preset);
+    assert!(world.runtime.knows_scope(&child) && world.runtime.knows_scope(&world.preset));
+    let plugin = dsh_codemode::Codemode::apply(&world.runtime, Some(&child), dsh_codemode::CodemodeConfig::new(typescript()));
+    assert!(plugin.is_ok(), "{:?}", plugin.err());
 }

@@ -78,9 +78,9 @@ impl World {
     pub fn bare() -> Self {
         let prompt = SystemPrompt::new(PromptConfig::default()).unwrap();
         let runtime = ToolRuntime::try_with_prompt(ToolsConfig::default(), &prompt).unwrap();
-        let preset = ScopeKey::new("P");
+        let preset = runtime.open_scope("P", None);
         let agent = ScopeKey::child("A", &preset);
-        let standard = ScopeKey::new("S");
+        let standard = runtime.open_scope("S", None);
         let standard_agent = ScopeKey::child("S1", &standard);
         let bodies = Arc::new(Mutex::new(Vec::new()));
         let mut tools = Vec::new();

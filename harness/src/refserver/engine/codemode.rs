@@ -5,7 +5,7 @@
 //! own (the mounted language and limits, in that mode), whose live environments `codemode/environments`
 //! counts.
 //!
-//! Spec: CDM-008..CDM-041 (profile dsh-codemode, `spec/rules/codemode.yaml`).
+//! Spec: CDM-008..CDM-050 (profile dsh-codemode, `spec/rules/codemode.yaml`, `codemode-retention.yaml`).
 
 use std::sync::Arc;
 

@@ -249,10 +249,12 @@ impl Engine {
             return Err(Failure::new(INVALID_STATE, format!("agent {name:?} is already open")));
         }
         // A dropped parent still names its scope key (upstream's scope identity outlives its disposal).
-        let key = match parent {
-            None => ScopeKey::new(name),
-            Some(p) => ScopeKey::child(name, &state.agents.get(p).ok_or_else(|| Failure::unknown("agent", p))?.key),
+        // Opened through the runtime, so a plugin can check it was handed a real scope (CDM-050).
+        let parent = match parent {
+            None => None,
+            Some(p) => Some(state.agents.get(p).ok_or_else(|| Failure::unknown("agent", p))?.key.clone()),
         };
+        let key = self.runtime.open_scope(name, parent.as_ref());
         state.agents.insert(name.to_owned(), Agent { key, open: true });
         Ok(())
     }
