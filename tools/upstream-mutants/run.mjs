@@ -1,11 +1,11 @@
 // Runs the conformance suite on mutants of upstream (issue 37 item 4); see README.md beside this file.
 //
-//   node run.mjs [--sample N] [--seed S] [--out DIR] [--harness PATH] [--timeout SECS] [--only ID,ID]
+//   node run.mjs [--sample N] [--seed S] [--out DIR] [--harness PATH] [--timeout SECS] [--only ID,ID] [--threads N]
 //
 // 1. Copies the upstream adapter (adapters/dsh-tools-ts, after its ./setup) into DIR/adapter: its modules
 //    and the @deepseek-ai packages copied (3 MB), Node linked. Mutants are written into that copy only.
-//    The suite (spec/, corpus/, the adapter's expectations.yaml) is copied to DIR/suite, so a long run
-//    measures one suite however the checkout changes meanwhile.
+//    The suite (spec/, corpus/, the adapter's expectations.yaml) is copied to DIR/suite by the first run
+//    into DIR, so a long run (resumed too) measures one suite however the checkout changes meanwhile.
 // 2. Runs the suite once on the unmutated copy: it must be green (else nothing is measured).
 // 3. Takes a seeded sample of the mutants of dsh-tools' lib/index.js and the worker-thread runtime's
 //    lib/index.js (`mutate.mjs`), and for each: writes it, checks its syntax (`node --check`), runs the
@@ -24,7 +24,7 @@ const root = resolve(here, "../..");
 const adapter = join(root, "adapters/dsh-tools-ts");
 const TARGETS = ["@deepseek-ai/dsh-tools/lib/index.js", "@deepseek-ai/dsh-code-runtime-worker-thread/lib/index.js"];
 
-const opts = { sample: 200, seed: 37, out: join(root, "target/upstream-mutants"), harness: join(root, "target/release/dsh-harness"), timeout: 0, only: null };
+const opts = { sample: 200, seed: 37, out: join(root, "target/upstream-mutants"), harness: join(root, "target/release/dsh-harness"), timeout: 0, only: null, threads: 6 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const flag = argv[i];
@@ -38,7 +38,8 @@ for (let i = 0; i < argv.length; i++) {
   else if (flag === "--harness") opts.harness = resolve(value());
   else if (flag === "--timeout") opts.timeout = Number(value());
   else if (flag === "--only") opts.only = new Set(value().split(",").map(Number));
-  else fail(`unknown flag ${flag} (--sample N, --seed S, --out DIR, --harness PATH, --timeout SECS, --only ID,ID)`);
+  else if (flag === "--threads") opts.threads = Number(value());
+  else fail(`unknown flag ${flag} (--sample N, --seed S, --out DIR, --harness PATH, --timeout SECS, --only ID,ID, --threads N)`);
 }
 
 function fail(message) {
@@ -64,14 +65,15 @@ for (const name of readdirSync(installed)) {
 
 // The suite, as it is now.
 const suiteDir = join(opts.out, "suite");
-rmSync(suiteDir, { recursive: true, force: true });
-for (const dir of ["spec", "corpus"]) cpSync(join(root, dir), join(suiteDir, dir), { recursive: true });
-cpSync(join(adapter, "expectations.yaml"), join(suiteDir, "expectations.yaml"));
+if (!existsSync(join(suiteDir, "expectations.yaml"))) {
+  for (const dir of ["spec", "corpus"]) cpSync(join(root, dir), join(suiteDir, dir), { recursive: true });
+  cpSync(join(adapter, "expectations.yaml"), join(suiteDir, "expectations.yaml"));
+}
 
 /** Runs the suite on the copy; returns { status, seconds, killer, report }. */
 function suite(reportPath, timeoutSeconds) {
   const args = ["--adapter", join(work, "run"), "--spec", join(suiteDir, "spec"), "--expectations", join(suiteDir, "expectations.yaml"),
-    "--fail-fast", "--skip", "deep_", "--step-timeout", "30", "--report", reportPath, "-q"];
+    "--fail-fast", "--skip", "deep_", "--step-timeout", "30", "--test-threads", String(opts.threads), "--report", reportPath, "-q"];
   const started = Date.now();
   const run = spawnSync(opts.harness, args, { encoding: "utf8", timeout: timeoutSeconds * 1000, killSignal: "SIGTERM", maxBuffer: 64 << 20 });
   const seconds = (Date.now() - started) / 1000;
