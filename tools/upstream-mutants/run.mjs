@@ -84,7 +84,12 @@ function suite(reportPath, timeoutSeconds) {
   if (existsSync(reportPath)) {
     for (const line of readFileSync(reportPath, "utf8").split("\n")) {
       if (!line) continue;
-      const record = JSON.parse(line);
+      let record;
+      try {
+        record = JSON.parse(line);
+      } catch {
+        continue; // a line cut short (the report's disk filled up): the exit status still says what happened
+      }
       if (record.type === "trial" && record.id === killer) message = `${record.outcome}: ${String(record.message ?? "").slice(0, 300)}`;
     }
   }
