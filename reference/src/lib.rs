@@ -394,6 +394,7 @@ pub use hooks::{
 pub use hooks::{change_observer_fn, fallible_guard_fn, guard_fn, result_observer_fn};
 pub use tokio_util::sync::CancellationToken;
 pub use pipeline::inflight::InFlightBody;
+pub use pipeline::result::ObserverFailureLog;
 pub use pipeline::dispatch::{
     DispatchExecution, DispatchResult, ExecuteNext, ExecuteOutcome, ExecuteWrapper, execute_wrapper_fn,
 };

@@ -413,6 +413,12 @@ impl ToolRuntime {
         self.inner.pipeline.logs.add(None, sink)
     }
 
+    /// Where a `tools/result` observer that finishes later (hands its work to a task) reports that
+    /// work's failure, to be logged like an observer that panicked (PIPE-021).
+    pub fn observer_failure_log(&self) -> crate::ObserverFailureLog {
+        crate::ObserverFailureLog::new(self.inner.pipeline.logs.clone())
+    }
+
     /// Observe final results of one agent scope (and its nested scopes) only.
     pub fn on_result_in(&self, scope: &ScopeKey, observer: ResultObserver) -> HookGuard {
         self.inner.pipeline.observers.add(Some(scope), observer)

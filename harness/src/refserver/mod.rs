@@ -32,7 +32,8 @@
 //! `sdk/render` (`dsh_tools::sdk`; served, but `sdk` is not advertised: see `capabilities.rs`).
 //!
 //! A `results` listener's `do` runs synchronously up to its first wait, the rest as a session task (the
-//! pipeline does not await it, as upstream's emitter does not await a listener's promise).
+//! pipeline does not await it, as upstream's emitter does not await a listener's promise); a `throw` in
+//! that rest is reported through the runtime's `ObserverFailureLog`, as a rejecting promise is logged.
 //!
 //! Rejected with `rpc::UNSUPPORTED`, naming what is missing: waiting instructions in synchronous
 //! callbacks (guards, `finalizeContent`: synchronous upstream too), `render: { invalid: true }`

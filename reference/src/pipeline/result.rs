@@ -7,8 +7,12 @@
 //! `tool "<name>" (<callId>): tools/result observer failed: <message>`.
 //!
 //! The same publication serves a result an installed executor answered itself ([`publish`]).
+//! An observer that finishes later (it hands work to a task, as an upstream observer returns a promise)
+//! reports that work's failure through an [`ObserverFailureLog`], which logs the same line.
 //!
 //! Spec: PIPE-011, PIPE-012, PIPE-021, UNK-009, FIN-001..FIN-005, FIN-008, FIN-009, CDM-046.
+
+use std::sync::Arc;
 
 use crate::callback::contain;
 use crate::error::ToolFailure;
@@ -81,10 +85,40 @@ fn notify(observers: &HookList<ResultObserver>, logs: &HookList<LogSink>, exec: 
     for entry in observers.snapshot().iter() {
         if entry.applies_to(exec.agent.as_ref()) {
             if let Err(message) = contain(|| (entry.hook)(exec, result)) {
-                let (name, call_id) = (&exec.name, &exec.call_id);
-                log(logs, &format!("tool \"{name}\" ({call_id}): tools/result observer failed: {message}"));
+                log(logs, &failure_line(&exec.name, &exec.call_id, &message));
             }
         }
+    }
+}
+
+/// The warning for a failed `tools/result` observer of call `call_id` of tool `name` (upstream's
+/// `reportFailure`).
+fn failure_line(name: &str, call_id: &str, message: &str) -> String {
+    format!("tool \"{name}\" ({call_id}): tools/result observer failed: {message}")
+}
+
+/// Where a `tools/result` observer that finishes later reports its failure (PIPE-021).
+///
+/// A [`ResultObserver`] returns before the pipeline goes on; one that hands the rest of its work to a
+/// task (upstream: an observer returning a promise that rejects later) reports that work's failure
+/// here, and the runtime logs it to its log sinks exactly as it logs an observer that panicked:
+/// `tool "<name>" (<callId>): tools/result observer failed: <message>`. Obtained from
+/// [`ToolRuntime::observer_failure_log`](crate::ToolRuntime::observer_failure_log); cheap to clone,
+/// and it holds the sinks, not the runtime.
+#[derive(Clone)]
+pub struct ObserverFailureLog {
+    logs: Arc<HookList<LogSink>>,
+}
+
+impl ObserverFailureLog {
+    pub(crate) fn new(logs: Arc<HookList<LogSink>>) -> Self {
+        Self { logs }
+    }
+
+    /// Log that an observer of the result of call `call_id` (tool `name`, the execution's `name` and
+    /// `call_id`) failed later with `message`, to the sinks registered now.
+    pub fn report(&self, name: &str, call_id: &str, message: &str) {
+        log(&self.logs, &failure_line(name, call_id, message));
     }
 }
 

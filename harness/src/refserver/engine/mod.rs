@@ -425,7 +425,7 @@ impl Engine {
     }
 
     fn add_results(&self, l: &ResultListener, alias: Option<&str>) -> Result<(), Failure> {
-        let observer = hooks::results(l, &self.shared)?;
+        let observer = hooks::results(l, &self.shared, self.runtime.observer_failure_log())?;
         let scope = self.registering_scope(l.agent.as_deref())?;
         let guard = match (&scope, l.common().prepend) {
             (_, true) => self.runtime.prepend_result(scope.as_ref(), observer),
