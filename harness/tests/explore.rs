@@ -56,10 +56,12 @@ fn a_disagreement_is_shrunk_to_a_minimal_scenario_that_probe_runs() {
     let out = dir.join("out");
     // The reference adapter, except that every " says no" of its answers reads " says NO": a guard's denial.
     let differing = format!("{} | sed -u 's/ says no/ says NO/g'", env!("CARGO_BIN_EXE_dsh-reference-adapter"));
-    let run = harness(&["explore", "--against", &differing, "--cases", "300", "--seed", "5", "--out", out.to_str().unwrap()], &[]);
+    let run = harness(&["explore", "--against", &differing, "--cases", "30", "--seed", "5", "--out", out.to_str().unwrap()], &[]);
     let shown = String::from_utf8_lossy(&run.stdout);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
-    assert!(shown.contains(": 1 disagreement(s)") && shown.contains("== disagreement 1 "), "{shown}");
+    // Seed 5 meets a denying guard at its tenth case; later cases may show the same rewrite in other
+    // forms (a denial whose content a post-execute listener replaced keeps the NO in its message).
+    assert!(shown.contains("== disagreement 1 (after 10 cases)") && !shown.contains(": 0 disagreement(s)"), "{shown}");
     let file = out.join("explore-5-1.yaml");
     let written = std::fs::read_to_string(&file).unwrap();
     assert!(written.contains("says NO") && written.contains("rules: [PROBE-000]"), "{written}");
