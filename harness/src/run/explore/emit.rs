@@ -42,6 +42,18 @@ pub fn with_expectations(scenario: &Value, obs: &Observation) -> Value {
                 }
                 _ => {}
             },
+            "prompt/assemble" => match result.pointer("/outcome/threw") {
+                Some(threw) => {
+                    expect.insert("threw".into(), threw.clone());
+                }
+                None => {
+                    for key in ["sections", "tools"] {
+                        if let Some(v) = result.get(key) {
+                            expect.insert(key.into(), v.clone());
+                        }
+                    }
+                }
+            },
             "call/await" => {
                 expect.insert("result".into(), result.get("result").cloned().unwrap_or(Value::Null));
             }

@@ -106,6 +106,8 @@ pub enum Gen {
     OpenAgent(Option<u8>),
     /// `dropAgent` an open agent (index).
     DropAgent(u8),
+    /// `assemble` the system prompt: agent.
+    Assemble(Option<u8>),
 }
 
 /// The abort plan: where `held` waits, how, and what is done to it.
@@ -141,7 +143,16 @@ pub struct Plan {
     pub hold: Option<Hold>,
     /// `setup.approval`: 0..3 the four answers, 4 `{ answerer: none }`.
     pub approval: Option<u8>,
+    /// `setup.prompt.sections`: (name, order, agent) indexes.
+    pub sections: Vec<(u8, u8, Option<u8>)>,
+    /// `setup.prompt.toolOrder`, an index into [`TOOL_ORDERS`].
+    pub tool_order: Option<u8>,
 }
+
+/// The section orders: the `-0` against `0` of issue 40, neighbours of dsh-tools' own sections (99, 100).
+const ORDERS: [f64; 8] = [0.0, -0.0, 1.0, -1.0, 0.5, 99.0, 100.0, 101.0];
+/// The `toolOrder` rows the generator picks from.
+const TOOL_ORDERS: [&[&str]; 3] = [&["t2", "<unlisted-tools>", "t1"], &["<unlisted-tools>", "t3"], &["t1", "t2", "t3", "<unlisted-tools>"]];
 
 fn instr() -> impl Strategy<Value = Instr> {
     prop_oneof![
@@ -199,6 +210,7 @@ fn step() -> impl Strategy<Value = Gen> {
         1 => (0u8..4, agent()).prop_map(|(n, a)| Gen::ExecutionMode(n, a)),
         1 => agent().prop_map(Gen::OpenAgent),
         1 => (0u8..3).prop_map(Gen::DropAgent),
+        2 => agent().prop_map(Gen::Assemble),
     ]
 }
 
@@ -217,8 +229,19 @@ pub fn plans() -> impl Strategy<Value = Plan> {
         proptest::collection::vec(step(), 1..9),
         proptest::option::weighted(0.35, hold()),
         proptest::option::weighted(0.3, 0u8..5),
+        proptest::collection::vec((0u8..3, 0u8..8, proptest::option::weighted(0.3, 0u8..3)), 0..3),
+        proptest::option::weighted(0.2, 0u8..3),
     )
-        .prop_map(|(agents, tools, hooks, steps, hold, approval)| Plan { agents, tools, hooks, steps, hold, approval })
+        .prop_map(|(agents, tools, hooks, steps, hold, approval, sections, tool_order)| Plan {
+            agents,
+            tools,
+            hooks,
+            steps,
+            hold,
+            approval,
+            sections,
+            tool_order,
+        })
 }
 
 /// Bits of `mask` over `names` (the fourth, when allowed, is the unknown name).
@@ -465,6 +488,32 @@ impl Plan {
         if !hooks.is_empty() {
             setup.insert("hooks".into(), Value::Object(hooks));
         }
+        let mut prompt = serde_json::Map::new();
+        let mut seen = Vec::new();
+        let mut sections = Vec::new();
+        for (name, order, agent) in &self.sections {
+            let name = format!("guide:s{}", name % 3 + 1);
+            let agent = b.agent(*agent);
+            // One name per scope: a second would be a duplicate, and the setup rejected.
+            if seen.contains(&(name.clone(), agent.clone())) {
+                continue;
+            }
+            seen.push((name.clone(), agent.clone()));
+            let mut section = json!({ "name": name, "order": ORDERS[usize::from(order % 8)], "text": format!("{name} text") });
+            if let Some(agent) = agent {
+                section["agent"] = json!(agent);
+            }
+            sections.push(section);
+        }
+        if !sections.is_empty() {
+            prompt.insert("sections".into(), Value::Array(sections));
+        }
+        if let Some(order) = self.tool_order {
+            prompt.insert("toolOrder".into(), json!(TOOL_ORDERS[usize::from(order % 3)]));
+        }
+        if !prompt.is_empty() {
+            setup.insert("prompt".into(), Value::Object(prompt));
+        }
         let mut steps: Vec<Value> = Vec::new();
         let hold_at = self.hold.as_ref().map(|h| usize::from(h.at) % (self.steps.len() + 1));
         for (i, s) in self.steps.iter().enumerate() {
@@ -576,6 +625,10 @@ impl Build {
                 json!({ "dropAgent": name })
             }
             Gen::DropAgent(_) => return None,
+            Gen::Assemble(agent) => match self.agent(*agent) {
+                Some(agent) => json!({ "assemble": { "agent": agent } }),
+                None => json!({ "assemble": {} }),
+            },
         })
     }
 }

@@ -182,6 +182,14 @@ impl State {
             if plan.approval.is_some() {
                 candidates.push(generate::Plan { approval: None, ..plan.clone() });
             }
+            if plan.tool_order.is_some() {
+                candidates.push(generate::Plan { tool_order: None, ..plan.clone() });
+            }
+            for i in 0..plan.sections.len() {
+                let mut c = plan.clone();
+                c.sections.remove(i);
+                candidates.push(c);
+            }
             let mut smaller = None;
             for candidate in candidates {
                 if self.fails(&candidate, timeout)? {
