@@ -29,6 +29,7 @@ USAGE:
     dsh-harness explain ID [--spec DIR]
     dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
     dsh-harness explore --against CMD [--base CMD] [--cases N] [--seed S] [--out DIR] [--max-shrink N]
+                        [--code-mode SHARE]
 
 OPTIONS:
     --adapter CMD          run against the adapter `sh -c CMD` (default: the reference, in-process)
@@ -58,7 +59,8 @@ SUBCOMMANDS:
                            reference in-process (or --base CMD) and on --against CMD without expectations,
                            compare what they answered; shrink each distinct disagreement to a minimal
                            scenario, print it and write it (--out DIR, default a temp dir) with --against's
-                           answers as expectations (exit 0 when they always agreed, 1 if not)
+                           answers as expectations (exit 0 when they always agreed, 1 if not);
+                           --code-mode SHARE puts that share of cases under a code mode with run_code
 
 LIBTEST OPTIONS (the usual ones):
     FILTER                 run only trials whose name contains FILTER (one filter; load errors always run)

@@ -108,6 +108,9 @@ pub enum Gen {
     DropAgent(u8),
     /// `assemble` the system prompt: agent.
     Assemble(Option<u8>),
+    /// `execute run_code` (under a code mode): a program of sequential binding calls, each (name index,
+    /// arguments kind); a call that throws is caught and its message kept.
+    RunCode(Vec<(u8, u8)>, Option<u8>),
 }
 
 /// The abort plan: where `held` waits, how, and what is done to it.
@@ -147,6 +150,9 @@ pub struct Plan {
     pub sections: Vec<(u8, u8, Option<u8>)>,
     /// `setup.prompt.toolOrder`, an index into [`TOOL_ORDERS`].
     pub tool_order: Option<u8>,
+    /// Code Mode: `setup.mode` 0 `code`, 1 `both`, with `runtime: typescript`; `None`: native, and no
+    /// `run_code` step.
+    pub code: Option<u8>,
 }
 
 /// The section orders: the `-0` against `0` of issue 40, neighbours of dsh-tools' own sections (99, 100).
@@ -211,6 +217,7 @@ fn step() -> impl Strategy<Value = Gen> {
         1 => agent().prop_map(Gen::OpenAgent),
         1 => (0u8..3).prop_map(Gen::DropAgent),
         2 => agent().prop_map(Gen::Assemble),
+        3 => (proptest::collection::vec((0u8..4, prop_oneof![3 => Just(0u8), 1 => 1u8..4]), 1..4), agent()).prop_map(|(calls, a)| Gen::RunCode(calls, a)),
     ]
 }
 
@@ -220,8 +227,14 @@ fn hold() -> impl Strategy<Value = Hold> {
         .prop_map(|(stage, or_abort, abort, decision, later, at)| Hold { stage, or_abort, abort, decision, later, at })
 }
 
-/// The strategy of the explorer's plans.
+/// The strategy of the explorer's plans, without Code Mode.
 pub fn plans() -> impl Strategy<Value = Plan> {
+    plans_with(0.0)
+}
+
+/// The strategy of the explorer's plans; `code` is the share of them under a code mode with a TypeScript
+/// runtime and `run_code` steps (slow on a debug build of the reference: about a second a program).
+pub fn plans_with(code: f64) -> impl Strategy<Value = Plan> {
     (
         0u8..5,
         proptest::collection::vec(tool(), 1..5),
@@ -231,8 +244,11 @@ pub fn plans() -> impl Strategy<Value = Plan> {
         proptest::option::weighted(0.3, 0u8..5),
         proptest::collection::vec((0u8..3, 0u8..8, proptest::option::weighted(0.3, 0u8..3)), 0..3),
         proptest::option::weighted(0.2, 0u8..3),
+        // Not `option::weighted`, which refuses a probability of 0: a draw above `1 - code` (shrinking
+        // draws toward 0, so toward no code mode).
+        (0.0..1.0f64, 0u8..2).prop_map(move |(draw, mode)| (draw > 1.0 - code).then_some(mode)),
     )
-        .prop_map(|(agents, tools, hooks, steps, hold, approval, sections, tool_order)| Plan {
+        .prop_map(|(agents, tools, hooks, steps, hold, approval, sections, tool_order, code)| Plan {
             agents,
             tools,
             hooks,
@@ -241,6 +257,7 @@ pub fn plans() -> impl Strategy<Value = Plan> {
             approval,
             sections,
             tool_order,
+            code,
         })
 }
 
@@ -514,11 +531,19 @@ impl Plan {
         if !prompt.is_empty() {
             setup.insert("prompt".into(), Value::Object(prompt));
         }
+        if let Some(mode) = self.code {
+            setup.insert("mode".into(), json!(["code", "both"][usize::from(mode % 2)]));
+            setup.insert("runtime".into(), json!("typescript"));
+        }
+        let code = self.code.is_some();
         let mut steps: Vec<Value> = Vec::new();
         let hold_at = self.hold.as_ref().map(|h| usize::from(h.at) % (self.steps.len() + 1));
         for (i, s) in self.steps.iter().enumerate() {
             if hold_at == Some(i) {
                 steps.extend(self.hold.as_ref().map(hold_steps).unwrap_or_default());
+            }
+            if matches!(s, Gen::RunCode(..)) && !code {
+                continue;
             }
             if let Some(step) = b.step(s) {
                 steps.push(step);
@@ -625,6 +650,22 @@ impl Build {
                 json!({ "dropAgent": name })
             }
             Gen::DropAgent(_) => return None,
+            Gen::RunCode(calls, agent) => {
+                let mut code = String::from("const out = [];\n");
+                for (n, args) in calls {
+                    let arguments = ["{ text: \"hi\" }", "{}", "{ text: 1 }", "{ text: \"hi\", extra: true }"][usize::from(args % 4)];
+                    let name = NAMES[usize::from(*n) % 4];
+                    code.push_str(&format!(
+                        "try {{ out.push(typeof tools.{name} === \"function\" ? await tools.{name}({arguments}) : \"unbound\"); }} catch (e) {{ out.push(\"threw: \" + (e instanceof Error ? e.message : String(e))); }}\n"
+                    ));
+                }
+                code.push_str("return out;");
+                let mut call = json!({ "name": "run_code", "arguments": { "description": "generated", "code": code } });
+                if let Some(agent) = self.agent(*agent) {
+                    call["agent"] = json!(agent);
+                }
+                json!({ "execute": call })
+            }
             Gen::Assemble(agent) => match self.agent(*agent) {
                 Some(agent) => json!({ "assemble": { "agent": agent } }),
                 None => json!({ "assemble": {} }),

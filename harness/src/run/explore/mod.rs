@@ -46,14 +46,16 @@ pub struct Explore {
     pub max_shrink: u32,
     /// Per-request timeout.
     pub step_timeout: Duration,
+    /// The share of cases under a code mode with `run_code` programs (`--code-mode SHARE`, default 0).
+    pub code_mode: f64,
 }
 
 /// The usage line of `explore`.
-pub const USAGE: &str = "dsh-harness explore --against CMD [--base CMD] [--cases N] [--seed S] [--out DIR] [--max-shrink N] [--step-timeout SECS]";
+pub const USAGE: &str = "dsh-harness explore --against CMD [--base CMD] [--cases N] [--seed S] [--out DIR] [--max-shrink N] [--step-timeout SECS] [--code-mode SHARE]";
 
 /// Parses `explore`'s arguments (those after the word `explore`).
 pub fn parse(args: &[String]) -> Result<Explore, String> {
-    let mut e = Explore { against: String::new(), base: None, cases: 256, seed: 0, out: None, max_shrink: 400, step_timeout: Duration::from_secs(10) };
+    let mut e = Explore { against: String::new(), base: None, cases: 256, seed: 0, out: None, max_shrink: 400, step_timeout: Duration::from_secs(10), code_mode: 0.0 };
     let mut it = args.iter();
     let number = |flag: &str, v: Option<&String>| -> Result<u64, String> {
         let v = v.ok_or(format!("{flag} needs a number"))?;
@@ -67,6 +69,10 @@ pub fn parse(args: &[String]) -> Result<Explore, String> {
             "--seed" => e.seed = number("--seed", it.next())?,
             "--max-shrink" => e.max_shrink = u32::try_from(number("--max-shrink", it.next())?).map_err(|_| "--max-shrink: too many")?,
             "--out" => e.out = Some(PathBuf::from(it.next().ok_or("--out needs a directory")?)),
+            "--code-mode" => {
+                let v = it.next().ok_or("--code-mode needs a share (0..1)")?;
+                e.code_mode = v.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or(format!("--code-mode: `{v}` is not a share (0..1)"))?;
+            }
             "--step-timeout" => e.step_timeout = Duration::from_secs(number("--step-timeout", it.next())?),
             a => return Err(format!("explore: unexpected argument `{a}` (usage: {USAGE})")),
         }
@@ -181,6 +187,9 @@ impl State {
             }
             if plan.approval.is_some() {
                 candidates.push(generate::Plan { approval: None, ..plan.clone() });
+            }
+            if plan.code.is_some() {
+                candidates.push(generate::Plan { code: None, ..plan.clone() });
             }
             if plan.tool_order.is_some() {
                 candidates.push(generate::Plan { tool_order: None, ..plan.clone() });
@@ -352,7 +361,7 @@ pub fn run(opts: &Explore, print: &mut dyn FnMut(&str)) -> Result<Summary, Strin
             st.shrinking = false;
             st.generated = 0;
         }
-        let outcome = runner.run(&generate::plans(), |plan| {
+        let outcome = runner.run(&generate::plans_with(opts.code_mode), |plan| {
             let mut st = state.borrow_mut();
             let shrinking = st.shrinking;
             if !shrinking {
