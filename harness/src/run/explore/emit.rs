@@ -30,8 +30,10 @@ pub fn with_expectations(scenario: &Value, obs: &Observation) -> Value {
                 }
                 None => {}
             },
-            "tools/get" => {
-                expect.insert("tool".into(), result.get("tool").cloned().unwrap_or(Value::Null));
+            "tools/get" | "tools/present" | "tools/definition" => {
+                let key = method.trim_start_matches("tools/");
+                let key = if key == "get" { "tool" } else { key };
+                expect.insert(key.into(), result.get(key).cloned().unwrap_or(Value::Null));
             }
             "tools/schemas" => match (result.get("schemas"), result.pointer("/outcome/threw")) {
                 (Some(schemas), _) => {

@@ -20,6 +20,10 @@ struct Build {
     hold: bool,
     /// Agents opened by steps so far.
     opened: usize,
+    /// `disposePlugin: p1` was a step already (a disposed plugin stays disposed).
+    plugin_disposed: bool,
+    /// A tool fixture names plugin `p1`.
+    plugin_named: bool,
 }
 
 impl Build {
@@ -102,7 +106,7 @@ impl Plan {
                 None => ((*a).to_owned(), None),
             })
             .collect();
-        let mut b = Build { agents, handles: Vec::new(), setup_handles: Vec::new(), fixtures: Vec::new(), counter: 0, hold: self.hold.is_some(), opened: 0 };
+        let mut b = Build { agents, handles: Vec::new(), setup_handles: Vec::new(), fixtures: Vec::new(), counter: 0, hold: self.hold.is_some(), opened: 0, plugin_disposed: false, plugin_named: false };
         let mut setup = serde_json::Map::new();
         if !b.agents.is_empty() {
             let list = b.agents.iter().map(|(n, p)| match p {
@@ -158,7 +162,28 @@ impl Plan {
                 map.insert("register".into(), json!(false));
             }
             map.insert("parameters".into(), params);
-            map.insert("output".into(), json!({ "schema": { "type": "string" }, "render": render }));
+            let mut output = json!({ "schema": { "type": "string" }, "render": render });
+            if t.presenters.is_some_and(|p| p % 3 == 2) {
+                output["presentationMeta"] = json!({ "fromArguments": true });
+            }
+            map.insert("output".into(), output);
+            if t.plugin && map.get("agent").is_none() {
+                map.insert("plugin".into(), json!("p1"));
+                b.plugin_named = true;
+            }
+            match t.presenters.map(|p| p % 3) {
+                Some(0) => {
+                    map.insert("presentCall".into(), json!({ "fromArguments": true }));
+                    map.insert("presentResult".into(), json!({ "echo": true }));
+                }
+                Some(1) => {
+                    map.insert("presentCall".into(), json!({ "view": null }));
+                }
+                Some(_) => {
+                    map.insert("presentResult".into(), json!({ "fromMeta": true }));
+                }
+                None => {}
+            }
             if let Some(c) = t.concurrency {
                 map.insert("concurrency".into(), [json!(true), json!(false), json!("throws")][usize::from(c % 3)].clone());
             }
@@ -360,6 +385,31 @@ impl Build {
                     call["agent"] = json!(agent);
                 }
                 json!({ "execute": call })
+            }
+            // Only a plugin some fixture names exists (PROTOCOL.md `plugin/dispose`).
+            Gen::DisposePlugin if !self.plugin_disposed && self.plugin_named => {
+                self.plugin_disposed = true;
+                json!({ "disposePlugin": "p1" })
+            }
+            Gen::DisposePlugin => return None,
+            Gen::Present(n, agent, with_result) => {
+                let mut p = json!({ "name": NAMES[usize::from(*n) % 4], "arguments": { "text": "hi" } });
+                if let Some(agent) = self.agent(*agent) {
+                    p["agent"] = json!(agent);
+                }
+                if *with_result {
+                    // The meta is a card view: `fromMeta` hands it to the UI as one (spec/README.md § Presenters).
+                    let meta = json!({ "card": "generic", "title": "meta view" });
+                    p["result"] = json!({ "content": [{ "type": "text", "text": "shown" }], "isError": false, "meta": meta });
+                }
+                json!({ "present": p })
+            }
+            Gen::Definition(n, agent) => {
+                let mut d = json!({ "name": NAMES[usize::from(*n) % 4] });
+                if let Some(agent) = self.agent(*agent) {
+                    d["agent"] = json!(agent);
+                }
+                json!({ "definition": d })
             }
             Gen::Assemble(agent) => match self.agent(*agent) {
                 Some(agent) => json!({ "assemble": { "agent": agent } }),

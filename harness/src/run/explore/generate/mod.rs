@@ -82,6 +82,11 @@ pub struct Tool {
     pub finalize: Option<u8>,
     /// `concurrency`: 0 true, 1 false, 2 throws.
     pub concurrency: Option<u8>,
+    /// Registered through the fixture plugin `p1` (a global tool only).
+    pub plugin: bool,
+    /// UI presenters: 0 `presentCall: fromArguments` and `presentResult: echo`, 1 a `null` call view, 2
+    /// `presentResult: fromMeta` with `presentationMeta: fromArguments`.
+    pub presenters: Option<u8>,
 }
 
 /// One step.
@@ -111,6 +116,12 @@ pub enum Gen {
     DropAgent(u8),
     /// `assemble` the system prompt: agent.
     Assemble(Option<u8>),
+    /// `disposePlugin: p1`.
+    DisposePlugin,
+    /// `present`: name index, agent, with a result.
+    Present(u8, Option<u8>, bool),
+    /// `definition`: name index, agent.
+    Definition(u8, Option<u8>),
     /// `execute run_code` (under a code mode): a program of sequential binding calls, each (name index,
     /// arguments kind); a call that throws is caught and its message kept.
     RunCode(Vec<(u8, u8)>, Option<u8>),
@@ -190,9 +201,14 @@ fn tool() -> impl Strategy<Value = Tool> {
         ],
         0..3,
     );
-    let extras = (proptest::option::weighted(0.2, 0u8..4), proptest::option::weighted(0.15, 0u8..3));
+    let extras = (
+        proptest::option::weighted(0.2, 0u8..4),
+        proptest::option::weighted(0.15, 0u8..3),
+        proptest::bool::weighted(0.15),
+        proptest::option::weighted(0.2, 0u8..3),
+    );
     (0u8..3, proptest::option::weighted(0.3, 0u8..3), proptest::bool::weighted(0.8), 0u8..3, prop_oneof![4 => Just(0u8), 1 => 1u8..3], body, 0u8..2, extras)
-        .prop_map(|(name, agent, register, params, render, body, ret, (finalize, concurrency))| Tool {
+        .prop_map(|(name, agent, register, params, render, body, ret, (finalize, concurrency, plugin, presenters))| Tool {
             name,
             agent,
             register,
@@ -202,6 +218,8 @@ fn tool() -> impl Strategy<Value = Tool> {
             ret,
             finalize,
             concurrency,
+            plugin,
+            presenters,
         })
 }
 
@@ -220,6 +238,9 @@ fn step() -> impl Strategy<Value = Gen> {
         1 => agent().prop_map(Gen::OpenAgent),
         1 => (0u8..3).prop_map(Gen::DropAgent),
         2 => agent().prop_map(Gen::Assemble),
+        1 => Just(Gen::DisposePlugin),
+        1 => (0u8..4, agent(), any::<bool>()).prop_map(|(n, a, r)| Gen::Present(n, a, r)),
+        1 => (0u8..4, agent()).prop_map(|(n, a)| Gen::Definition(n, a)),
         3 => (proptest::collection::vec((0u8..4, prop_oneof![3 => Just(0u8), 1 => 1u8..4]), 1..4), agent()).prop_map(|(calls, a)| Gen::RunCode(calls, a)),
     ]
 }
