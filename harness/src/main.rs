@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use dsh_conformance::subject::Subject;
 use dsh_harness::adapter::AdapterSubject;
-use dsh_harness::run::{self, cli, explain, matrix, pool::{self, Factory}, probe};
+use dsh_harness::run::{self, cli, explain, explore, matrix, pool::{self, Factory}, probe};
 
 /// mimalloc, not the system allocator: a 100,000-level corpus value is millions of small maps built and
 /// freed, and glibc's free-list coalescing was a fifth of those trials (the reference library itself
@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         }
         Ok(cli::Command::Explain { id, spec }) => explain::main(&id, &spec),
         Ok(cli::Command::Probe(p)) => probe::main(p),
+        Ok(cli::Command::Explore(e)) => explore::main(e),
         Ok(cli::Command::Run(opts)) => {
             let (factory, subject): (Factory, String) = match opts.adapter.clone() {
                 Some(command) => {

@@ -96,6 +96,9 @@ pub enum PresentAsErrorKind {
     Conflict,
     /// A prompt section the declaration contributes could not be registered in the scope.
     Prompt,
+    /// A `tools/change` listener threw while the declaration was announced (REG-028): the declaration
+    /// is withdrawn.
+    ChangeListener,
 }
 
 /// A rejected `presentAs`, with upstream's exact message (an `Error`).
@@ -113,6 +116,10 @@ impl PresentAsError {
             kind: PresentAsErrorKind::Unscoped,
             message: "tools.presentAs() requires a scoped context (agent.ctx): a context-global presentation is the `mode` config field on the tools row".to_owned(),
         }
+    }
+
+    pub(crate) fn change_listener(message: String) -> Self {
+        Self { kind: PresentAsErrorKind::ChangeListener, message }
     }
 
     pub(crate) fn conflict(requested: ToolMode, existing: ToolMode) -> Self {

@@ -7,6 +7,7 @@
 //! dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
 //! dsh-harness explain ID [--spec DIR]
 //! dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
+//! dsh-harness explore --against CMD [--base CMD] [--cases N] [--seed S] [--out DIR] [--max-shrink N]
 //! ```
 
 use std::path::PathBuf;
@@ -27,6 +28,8 @@ USAGE:
     dsh-harness matrix REPORT.jsonl... [--update README.md] [--html FILE.html [--before REPORT.jsonl...]]
     dsh-harness explain ID [--spec DIR]
     dsh-harness probe FILE.yaml [--adapter CMD] [--spec DIR] [--step-timeout SECS]
+    dsh-harness explore --against CMD [--base CMD] [--cases N] [--seed S] [--out DIR] [--max-shrink N]
+                        [--code-mode SHARE]
 
 OPTIONS:
     --adapter CMD          run against the adapter `sh -c CMD` (default: the reference, in-process)
@@ -54,6 +57,12 @@ SUBCOMMANDS:
     probe FILE.yaml        run one scenario file written on the spot (id, level, description and rules may
                            be left out) against the in-process reference and, with --adapter, the adapter;
                            print both transcripts and their difference (exit 0 when both pass, 1 if not)
+    explore                generate N scenarios (default 256) from seed S (default 0), run each on the
+                           reference in-process (or --base CMD) and on --against CMD without expectations,
+                           compare what they answered; shrink each distinct disagreement to a minimal
+                           scenario, print it and write it (--out DIR, default a temp dir) with --against's
+                           answers as expectations (exit 0 when they always agreed, 1 if not);
+                           --code-mode SHARE puts that share of cases under a code mode with run_code
 
 LIBTEST OPTIONS (the usual ones):
     FILTER                 run only trials whose name contains FILTER (one filter; load errors always run)
@@ -90,6 +99,8 @@ pub enum Command {
     },
     /// Run one scenario file against the reference and an adapter, side by side.
     Probe(super::probe::Probe),
+    /// Compare two subjects on generated scenarios (`run/explore`).
+    Explore(super::explore::Explore),
     /// Print what a trial checks.
     Explain {
         /// The trial id.
@@ -135,6 +146,9 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
     }
     if args.first().map(String::as_str) == Some("explain") {
         return parse_explain(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("explore") {
+        return super::explore::parse(&args[1..]).map(Command::Explore);
     }
     if args.first().map(String::as_str) == Some("probe") {
         return parse_probe(&args[1..]);

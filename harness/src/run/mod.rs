@@ -23,6 +23,7 @@ pub mod capabilities;
 pub mod cli;
 pub mod expectations;
 pub mod explain;
+pub mod explore;
 pub mod interrupt;
 pub mod junit;
 pub mod matrix;

@@ -335,8 +335,10 @@ impl SystemPrompt {
             collected.extend(result.schemas);
         }
         let mut sections = sections;
-        // Stable: equal orders keep registration order.
-        sections.sort_by(|a, b| a.order.total_cmp(&b.order));
+        // Stable: equal orders keep registration order. Orders compare as numbers, as upstream's
+        // `a.order - b.order` does: -0 ties with 0 (`total_cmp` would put it first; PROMPT-001). Orders are
+        // finite (checked at registration), so `partial_cmp` always answers.
+        sections.sort_by(|a, b| a.order.partial_cmp(&b.order).unwrap_or(std::cmp::Ordering::Equal));
         let mut assembled = Vec::with_capacity(sections.len());
         for section in sections {
             let text = match &section.text {

@@ -239,9 +239,12 @@ impl Registry {
             layer.order.insert(id, Arc::clone(&name));
         }
         if let Err(message) = self.notify_change() {
-            // A throwing `tools/change` listener makes `register` throw: the entry is rolled back
-            // without a second notification, so the name can be registered again later.
+            // A throwing `tools/change` listener makes `register` throw: the entry is rolled back, so the
+            // name can be registered again later, and the rollback is announced in turn (upstream's
+            // `ScopedLayers.effect` undoes through the disposer it yielded, which notifies; a second
+            // throw there is lost, the first is what `register` throws) (REG-022).
             drop(self.take_entry(scope, &name, id));
+            let _ = self.notify_change();
             return Err(RegisterError::new(RegisterErrorKind::ChangeListener, "Error", message));
         }
         Ok(Registration { registry: Arc::downgrade(self), scope: scope.cloned(), name, id, active: true })

@@ -87,27 +87,36 @@ impl Registry {
             }
             layer.mode = Some((id, mode));
         }
-        let _ = self.notify_change();
+        if let Err(message) = self.notify_change() {
+            // A throwing `tools/change` listener makes `presentAs` throw: the declaration is withdrawn and
+            // the withdrawal announced, as a restriction's rollback is (REG-028).
+            if self.withdraw_mode(scope, id) {
+                let _ = self.notify_change();
+            }
+            return Err(PresentAsError::change_listener(message));
+        }
         let weak = Arc::downgrade(self);
         let scope = scope.clone();
         Ok(HookGuard::new(move || {
             let Some(registry) = weak.upgrade() else { return };
-            let withdrawn = {
-                let mut layers = registry.write();
-                let Some(layer) = layers.scoped.get_mut(&scope) else { return };
-                if layer.mode.is_none_or(|(current, _)| current != id) {
-                    return;
-                }
-                layer.mode = None;
-                if layer.is_empty() {
-                    layers.scoped.remove(&scope);
-                }
-                true
-            };
-            if withdrawn {
+            if registry.withdraw_mode(&scope, id) {
                 let _ = registry.notify_change();
             }
         }))
+    }
+
+    /// Removes declaration `id` from `scope`'s layer (dropping the layer once empty); whether it was there.
+    fn withdraw_mode(&self, scope: &ScopeKey, id: u64) -> bool {
+        let mut layers = self.write();
+        let Some(layer) = layers.scoped.get_mut(scope) else { return false };
+        if layer.mode.is_none_or(|(current, _)| current != id) {
+            return false;
+        }
+        layer.mode = None;
+        if layer.is_empty() {
+            layers.scoped.remove(scope);
+        }
+        true
     }
 }
 

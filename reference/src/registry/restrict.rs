@@ -60,9 +60,11 @@ impl Registry {
             layers.scoped.entry(scope.clone()).or_default().restrictions.push((id, Arc::new(filter)));
         }
         if let Err(message) = self.notify_change() {
-            // A throwing `tools/change` listener makes `restrict` throw: the mask is rolled back without a
-            // second notification (REG-025), as a registration is (REG-022).
-            self.lift(scope, id);
+            // A throwing `tools/change` listener makes `restrict` throw: the mask is rolled back and the
+            // rollback announced (REG-025), as a registration's is (REG-022).
+            if self.lift(scope, id) {
+                let _ = self.notify_change();
+            }
             return Err(RestrictError::new(message));
         }
         let weak = Arc::downgrade(self);

@@ -53,7 +53,7 @@ impl Engine {
         }
         let plugin = Codemode::apply(&self.runtime, preset.as_ref(), config)
             .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: {e}")))?;
-        self.hold(HANDLE.to_owned(), Held { agent: None, plugin: None, _guard: Guard::Plugin(Box::new(plugin)) });
+        self.hold(HANDLE.to_owned(), Held { seq: 0, agent: None, plugin: None, _guard: Guard::Plugin(Box::new(plugin)) });
         Ok(())
     }
 

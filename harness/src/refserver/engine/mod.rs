@@ -40,10 +40,20 @@ enum Guard {
 
 /// A guard and the agent it was registered through.
 struct Held {
+    /// When it was held (set by `hold`): a fiber's registrations are disposed newest first.
+    seq: u64,
     agent: Option<String>,
     /// The fixture plugin it was registered through (`disposePlugin` drops it).
     plugin: Option<String>,
     _guard: Guard,
+}
+
+/// What a fiber's disposal takes, in the order cordis disposes a fiber's effects: the newest first, so a
+/// `tools/change` listener of an agent does not hear the removal of the agent's tools registered before
+/// it, and hears those registered after it (REG-029).
+fn newest_first(mut held: Vec<Held>) -> Vec<Held> {
+    held.sort_by(|a, b| b.seq.cmp(&a.seq));
+    held
 }
 
 impl Held {
@@ -86,6 +96,8 @@ struct State {
     orphans: Vec<Held>,
     /// The subject's own observers.
     own: Vec<HookGuard>,
+    /// The `seq` of the last registration held.
+    next_seq: u64,
     /// Handles disposed already: disposing one again calls the same (now no-op) disposer again.
     disposed: std::collections::HashSet<String>,
     /// Fixture plugins disposed already (a plugin's fiber does not restart).
@@ -272,10 +284,12 @@ impl Engine {
             let mine = |h: &Held| h.agent.as_deref() == Some(name);
             let keys: Vec<String> = state.handles.iter().filter(|(_, h)| mine(h)).map(|(k, _)| k.clone()).collect();
             let mut dropped: Vec<Held> = keys.iter().filter_map(|k| state.handles.remove(k)).collect();
+            // A handle stays valid (PROTOCOL.md `handle/dispose`): disposing one the drop took is a no-op.
+            state.disposed.extend(keys);
             let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut state.orphans).into_iter().partition(mine);
             state.orphans = kept;
             dropped.extend(gone);
-            (dropped, key)
+            (newest_first(dropped), key)
         };
         drop(dropped);
         // Whatever the scope still holds that no handle tracks (nothing, today) goes too, as disposing an
@@ -302,7 +316,7 @@ impl Engine {
             let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut state.orphans).into_iter().partition(mine);
             state.orphans = kept;
             dropped.extend(gone);
-            dropped
+            newest_first(dropped)
         };
         drop(dropped);
         Ok(())
@@ -310,11 +324,13 @@ impl Engine {
 
     /// Keeps a listener's guard under `alias`, else under the listener's id.
     fn hold_hook(&self, id: &str, alias: Option<&str>, agent: Option<&String>, guard: HookGuard) {
-        self.hold(alias.unwrap_or(id).to_owned(), Held { agent: agent.cloned(), plugin: None, _guard: Guard::Hook(guard) });
+        self.hold(alias.unwrap_or(id).to_owned(), Held { seq: 0, agent: agent.cloned(), plugin: None, _guard: Guard::Hook(guard) });
     }
 
-    fn hold(&self, handle: String, held: Held) {
+    fn hold(&self, handle: String, mut held: Held) {
         let mut state = self.state();
+        state.next_seq += 1;
+        held.seq = state.next_seq;
         state.disposed.remove(&handle);
         if let Some(previous) = state.handles.insert(handle, held) {
             state.orphans.push(previous);
@@ -341,7 +357,7 @@ impl Engine {
         }
         match self.runtime.register(definition, scope.as_ref()) {
             Ok(registration) => {
-                let held = Held { agent: fixture.agent.clone(), plugin: fixture.plugin.clone(), _guard: Guard::Tool(registration) };
+                let held = Held { seq: 0, agent: fixture.agent.clone(), plugin: fixture.plugin.clone(), _guard: Guard::Tool(registration) };
                 self.hold(alias.unwrap_or(handle).to_owned(), held);
                 Ok(Ok(()))
             }

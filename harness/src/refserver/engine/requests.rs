@@ -168,7 +168,7 @@ impl Engine {
     ) -> Result<Value, Failure> {
         let outcome = match outcome {
             Ok(guard) => {
-                let held = Held { agent: agent.map(str::to_owned), plugin: None, _guard: Guard::Hook(guard) };
+                let held = Held { seq: 0, agent: agent.map(str::to_owned), plugin: None, _guard: Guard::Hook(guard) };
                 match alias {
                     Some(alias) => self.hold(alias.to_owned(), held),
                     None => self.state().orphans.push(held),
