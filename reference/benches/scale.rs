@@ -4,8 +4,9 @@
 //! `code_prompt_assemble_<n>_tools_total` (one `SystemPrompt::assemble` in Code Mode: the SDK section
 //! for every tool; the median of 7 rounds, 3 for 10,000; the SDK text is cached for the registry's
 //! generation, so this is the steady state), `code_prompt_assemble_<n>_tools_after_change_total` (ours
-//! only: the same after a tool was registered and dropped, so the text is rendered again — upstream
-//! renders on every assembly), `code_prompt_bytes_<n>` (its rendered size)
+//! only: the same after a tool was registered and dropped, so the text is made again, from the members
+//! kept per registered tool plus the one new tool's — upstream renders on every assembly),
+//! `code_prompt_bytes_<n>` (its rendered size)
 //! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000);
 //! `run_code_trivial_python_<n>_tools_per_run` (ours only: upstream has no Python runtime) is the same
 //! program on the Python runtime.
