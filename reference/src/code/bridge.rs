@@ -71,7 +71,10 @@ pub(crate) struct TransportHost {
 /// scope, valid for one registry generation: a run reads them instead of walking the registry, so its
 /// setup costs the same with 10 tools or 10,000 (issue 39).
 #[derive(Default)]
-pub(crate) struct NamesCache(Mutex<(u64, Vec<(Option<ScopeKey>, Arc<BindingNames>)>)>);
+pub(crate) struct NamesCache(Mutex<(u64, ScopedNames)>);
+
+/// The names kept for one generation, per agent scope.
+type ScopedNames = Vec<(Option<ScopeKey>, Arc<BindingNames>)>;
 
 /// Most agent scopes whose names are kept for one generation.
 const NAMES_CACHE_ENTRIES: usize = 64;
