@@ -71,7 +71,7 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
         program: code,
         bindings: vec![CodeBindingNamespace {
             global: "tools".into(),
-            functions,
+            functions: functions.into(),
             error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
         }],
         signal: signal.clone(),

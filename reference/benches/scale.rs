@@ -4,11 +4,15 @@
 //! `code_prompt_assemble_<n>_tools_total` (one `SystemPrompt::assemble` in Code Mode: the SDK section
 //! for every tool; the median of 7 rounds, 3 for 10,000; the SDK text is cached for the registry's
 //! generation, so this is the steady state), `code_prompt_assemble_<n>_tools_after_change_total` (ours
-//! only: the same after a tool was registered and dropped, so the text is rendered again — upstream
-//! renders on every assembly), `code_prompt_bytes_<n>` (its rendered size)
-//! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000).
+//! only: the same after a tool was registered and dropped, so the text is made again, from the members
+//! kept per registered tool plus the one new tool's — upstream renders on every assembly),
+//! `code_prompt_bytes_<n>` (its rendered size)
+//! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000);
+//! `run_code_trivial_python_<n>_tools_per_run` (ours only: upstream has no Python runtime) is the same
+//! program on the Python runtime.
 //! `run_code_floor_typescript_<n>_bindings_per_run` (ours only) runs the same program straight through
-//! `CodeRuntime::run` with `n` no-op bindings, no pipeline: what the runtime's side of the bindings costs.
+//! `CodeRuntime::run` with `n` no-op bindings (built once, shared by the runs), no pipeline: what the
+//! runtime's side of the bindings costs.
 //! Each tool is upstream's bench shape: a DSL `path` (required), `limit`, `mode` enum and `opts` object,
 //! with an object output.
 //!
@@ -22,7 +26,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dsh_tools::code::{BindingFn, CodeBindingNamespace, CodeRunRequest, CodeRuntime, CodeRuntimeLimits, RunSignal};
+use dsh_tools::code::{BindingFn, CodeBindingNamespace, CodeBindings, CodeRunRequest, CodeRuntime, CodeRuntimeLimits, RunSignal};
+use dsh_tools::code::python::PythonRuntime;
 use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::{
     OutputDeclaration, Parameters, PromptConfig, SystemPrompt, ToolDefinition, ToolExecutionInput, ToolMode, ToolRuntime,
@@ -137,7 +142,8 @@ fn main() {
             && let Ok(runtime) = TypeScriptRuntime::new(CodeRuntimeLimits::default())
         {
             let noop: BindingFn = Arc::new(|_| Box::pin(async { Ok(json!(null)) }));
-            let functions: Vec<(String, BindingFn)> = (0..n).map(|k| (format!("tool_{k}"), Arc::clone(&noop))).collect();
+            // Built once and shared, as the run_code bridge shares its names across runs.
+            let functions: CodeBindings = (0..n).map(|k| (format!("tool_{k}"), Arc::clone(&noop))).collect();
             let (rounds, runs) = if big { (3, 3) } else { (7, 5) };
             let samples = timed(rounds, runs, || {
                 let namespace = CodeBindingNamespace { global: "tools".into(), functions: functions.clone(), error_class: None };
@@ -151,20 +157,38 @@ fn main() {
 
         let figure = format!("run_code_trivial_{n}_tools_per_run");
         if wanted(&figure) {
-            let mut next = 0;
-            let (rounds, runs) = if big { (3, 3) } else { (7, 5) };
-            let samples = timed(rounds, runs, || {
-                next += 1;
-                let input = ToolExecutionInput::new(format!("r{next}"), "run_code", json!({ "code": "return 1", "description": "bench" }));
-                let result = tokio.block_on(rt.execute(input));
-                if result.is_error() {
-                    println!("{}", json!({ "figure": "run_code_error", "error": result.to_json() }));
-                }
-                !result.is_error()
-            });
-            if let Some(samples) = samples {
-                report(&figure, runs, samples);
-            }
+            trivial_runs(&tokio, &rt, &figure, "return 1", big);
         }
+
+        // The same with the Python runtime (ours only: upstream has no Python runtime).
+        let figure = format!("run_code_trivial_python_{n}_tools_per_run");
+        if wanted(&figure) {
+            let runtime = match PythonRuntime::new(CodeRuntimeLimits::default()) {
+                Ok(runtime) => runtime,
+                Err(e) => return println!("{}", json!({ "figure": "run_code_error", "error": e.message })),
+            };
+            let Ok(rt) = ToolRuntime::try_new(ToolsConfig::with_mode(ToolMode::Code)) else { return };
+            let _mounted = rt.mount_code_runtime(Arc::new(runtime));
+            let _tools: Vec<_> = (0..n).filter_map(|k| rt.register(scale_tool(k), None).ok()).collect();
+            trivial_runs(&tokio, &rt, &figure, "return 1", big);
+        }
+    }
+}
+
+/// Report `figure`: `program` through `run_code` on `rt` (7 rounds of 5 runs, 3 of 3 when `big`).
+fn trivial_runs(tokio: &tokio::runtime::Runtime, rt: &ToolRuntime, figure: &str, program: &str, big: bool) {
+    let mut next = 0;
+    let (rounds, runs) = if big { (3, 3) } else { (7, 5) };
+    let samples = timed(rounds, runs, || {
+        next += 1;
+        let input = ToolExecutionInput::new(format!("r{next}"), "run_code", json!({ "code": program, "description": "bench" }));
+        let result = tokio.block_on(rt.execute(input));
+        if result.is_error() {
+            println!("{}", json!({ "figure": "run_code_error", "error": result.to_json() }));
+        }
+        !result.is_error()
+    });
+    if let Some(samples) = samples {
+        report(figure, runs, samples);
     }
 }

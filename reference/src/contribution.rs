@@ -17,7 +17,8 @@
 //! The SDK text depends only on the registry (its tools, masks and presentation, all writes that bump
 //! its generation), the scope and the runtime's language, so it is cached per (scope, language) for the
 //! current generation: assembling the prompt again with 10,000 tools copies the text instead of rendering
-//! it (issue 39).
+//! it; after a change, the TypeScript text is joined from members kept per registered tool, so only the
+//! tools the change added are rendered (issue 39, `contribution/sdk_cache.rs`).
 //!
 //! Spec: PROMPT-008..PROMPT-017, CDM-001, CDM-006, REG-027.
 
@@ -31,6 +32,9 @@ use crate::prompt::{PromptError, PromptSection, SectionText, SystemPrompt, ToolP
 use crate::registry::Registry;
 use crate::scope::ScopeKey;
 use crate::sdk::{SdkToolSchema, renderer};
+
+mod sdk_cache;
+use sdk_cache::{MembersCache, SdkCache};
 
 /// The name of the section stating the `code` collapse.
 pub const CODE_ONLY_SECTION: &str = "tools:code-only";
@@ -78,41 +82,7 @@ struct Tools {
     code_runtime: Weak<Slot<Arc<dyn CodeRuntime>>>,
     executors: Weak<ExecutorTable>,
     sdk_cache: Arc<Mutex<SdkCache>>,
-}
-
-/// SDK texts rendered at one registry generation, per (scope, language).
-#[derive(Default)]
-struct SdkCache {
-    generation: u64,
-    texts: Vec<(Option<ScopeKey>, String, Arc<str>)>,
-}
-
-/// Most (scope, language) texts kept for one generation.
-const SDK_CACHE_ENTRIES: usize = 64;
-
-impl SdkCache {
-    /// The text for `(scope, language)` at `generation`, rendered by `render` on a miss.
-    fn get_or_render(cache: &Mutex<Self>, generation: u64, scope: Option<&ScopeKey>, language: &str, render: impl FnOnce() -> String) -> Arc<str> {
-        {
-            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.generation == generation
-                && let Some((.., text)) = cache.texts.iter().find(|(s, l, _)| s.as_ref() == scope && l == language)
-            {
-                return Arc::clone(text);
-            }
-        }
-        // Rendered unlocked: two assemblies may both render once; either result is the same text.
-        let text: Arc<str> = render().into();
-        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.generation != generation {
-            *cache = Self { generation, texts: Vec::new() };
-        }
-        if cache.texts.len() >= SDK_CACHE_ENTRIES {
-            cache.texts.remove(0);
-        }
-        cache.texts.push((scope.cloned(), language.to_owned(), Arc::clone(&text)));
-        text
-    }
+    ts_members: Arc<Mutex<MembersCache>>,
 }
 
 impl Tools {
@@ -141,11 +111,13 @@ impl Tools {
             return Ok(ToolProviderResult { schemas: registry.schemas(scope), known_names: Some(known()) });
         }
         require_code_runtime(self.code_runtime(), mode)?;
-        let schemas = registry.schemas(scope);
         if mode == ToolMode::Code {
-            let schemas = schemas.into_iter().filter(|s| s.name == RUN_CODE_NAME).collect();
+            // Only `run_code` is listed (the name is reserved: no registered tool has it), so it is read
+            // alone instead of copying every visible schema.
+            let schemas = registry.resolve(RUN_CODE_NAME, scope).map(|tool| tool.schema.clone()).into_iter().collect();
             return Ok(ToolProviderResult { schemas, known_names: Some(vec![RUN_CODE_NAME.to_owned()]) });
         }
+        let schemas = registry.schemas(scope);
         let mut names = known();
         names.push(RUN_CODE_NAME.to_owned());
         Ok(ToolProviderResult { schemas, known_names: Some(names) })
@@ -185,7 +157,13 @@ impl Tools {
                 // Read before the render: a write meanwhile leaves the text under a generation no later
                 // assembly asks for.
                 let generation = registry.generation();
-                let text = SdkCache::get_or_render(&tools.sdk_cache, generation, scope, language, || render(&sdk_schemas(&registry, scope)));
+                let text = SdkCache::get_or_render(&tools.sdk_cache, generation, scope, language, || {
+                    if language == "typescript" {
+                        MembersCache::render(&tools.ts_members, &registry, scope)
+                    } else {
+                        render(&sdk_schemas(&registry, scope))
+                    }
+                });
                 Ok(text.to_string())
             })),
         }
@@ -213,7 +191,7 @@ impl ToolsPromptLink {
         executors: Weak<ExecutorTable>,
         default_mode: ToolMode,
     ) -> Result<Self, PromptError> {
-        let tools = Tools { registry, code_runtime, executors, sdk_cache: Arc::default() };
+        let tools = Tools { registry, code_runtime, executors, sdk_cache: Arc::default(), ts_members: Arc::default() };
         let provider_tools = tools.clone();
         let mut global =
             vec![prompt.tools(None, Arc::new(move |context| provider_tools.wire_schemas(context.scope.as_ref())))];
@@ -334,6 +312,47 @@ mod tests {
         assert!(typescript.contains("beta"));
         let _python = rt.mount_code_runtime(Arc::new(Fake("python")));
         assert_ne!(sdk(&prompt)?, typescript, "the language shows");
+        Ok(())
+    }
+
+    /// After any change the TypeScript text, joined from members kept per registration, is the
+    /// renderer's text for the same tools, byte for byte (exotic names, empty and missing descriptions,
+    /// nested schemas, a re-registered name, drops and scopes).
+    #[test]
+    fn the_text_joined_from_kept_members_is_the_renderers() -> Result<(), PromptError> {
+        let err = |e: crate::RegisterError| PromptError::new(e.message);
+        let (prompt, rt) = runtime(ToolMode::Code)?;
+        let agent = ScopeKey::new("a1");
+        let _mounted = rt.mount_code_runtime(Arc::new(Fake("typescript")));
+        let shaped = |name: &str, description: &str, parameters: serde_json::Value| {
+            let mut def = tool(name);
+            def.description = description.to_owned();
+            def.parameters = Parameters::Raw(parameters);
+            def
+        };
+        let check = |scope: Option<&ScopeKey>| -> Result<(), PromptError> {
+            let text = section_texts(&prompt, scope)?.into_iter().find(|(name, _)| name == SDK_SECTION).map(|(_, t)| t).unwrap_or_default();
+            assert_eq!(text, crate::sdk::render_tools_sdk(&rt.sdk_schemas(scope)));
+            Ok(())
+        };
+        check(None)?;
+        let nested = serde_json::json!({"type": "object", "properties": {"a": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}}, "b": {"type": "object", "description": "*/ b", "properties": {"c": {"type": "string", "enum": ["x", "y"]}}, "required": ["c"]}}, "required": ["a"]});
+        let mut kept = vec![
+            rt.register(shaped("zeta", "", serde_json::json!({"type": "object"})), None).map_err(err)?,
+            rt.register(shaped("a-b", "exotic */ name", nested.clone()), None).map_err(err)?,
+            rt.register(shaped("\u{e9}t\u{e9}", "accents\nand lines", nested), None).map_err(err)?,
+            rt.register(shaped("Alpha", "upper", serde_json::json!({"type": "object", "properties": {"k": {"type": "integer"}}})), None).map_err(err)?,
+        ];
+        check(None)?;
+        check(Some(&agent))?;
+        let _mine = rt.register(shaped("zeta", "the agent's own zeta", serde_json::json!({"type": "object"})), Some(&agent)).map_err(err)?;
+        check(Some(&agent))?;
+        check(None)?;
+        drop(kept.remove(1));
+        check(None)?;
+        kept.push(rt.register(shaped("a-b", "registered again, changed", serde_json::json!({"type": "object", "properties": {"z": {"type": "boolean"}}})), None).map_err(err)?);
+        check(None)?;
+        check(Some(&agent))?;
         Ok(())
     }
 

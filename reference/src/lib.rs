@@ -333,10 +333,12 @@
 //!   a tool message cannot hold images in Chat Completions, so they follow in a user message.
 //! - Values `serde_json` cannot hold (undefined, `NaN`, BigInt) cannot be expressed; `-0` is rejected as
 //!   an argument or output.
-//! - Code Mode with thousands of tools: the prompt's SDK text is cached per registry generation and the
-//!   TypeScript runtime makes a binding function on first use, but each `run_code` still lists every
-//!   visible tool once (about 3 ms a run at 10,000 tools against 0.5 ms at 10, release build), and the
-//!   Python runtime sends every name to its process.
+//! - Code Mode with thousands of tools: the prompt's SDK text is cached per registry generation; after a
+//!   change the TypeScript text is joined from members kept per registered tool (only new tools are
+//!   rendered), but the Python text is rendered whole (its class names are allocated across tools). A
+//!   `run_code` reads its binding names from a cache per agent scope and generation and both runtimes make
+//!   a binding on first use, so a trivial TypeScript run costs the same at 10 or 10,000 tools; the Python
+//!   runtime still sends every name to its run's process, which parses them (about 2 ms at 10,000 names).
 //! - Code Mode: a sub-call's image content reaches the model as a deferred user message, not in the
 //!   program's result; the Python runtime runs each program in a fresh process forked from a pre-started
 //!   interpreter (about a millisecond; the runtime's first run pays the interpreter's start-up, tens of

@@ -139,6 +139,7 @@ impl ToolRuntime {
                 runtime: Arc::clone(&code_runtime),
                 max_parallel_sub_calls,
                 dispatch_log: dispatch_log.clone(),
+                names: Default::default(),
             };
             let transport = CodeTransport::new(Arc::new(host), mode);
             Pipeline::new(Arc::new(Registry::new(mode).with_transport(Arc::new(transport))))

@@ -98,7 +98,7 @@ fn tools() -> CodeBindingNamespace {
     let hang: BindingFn = Arc::new(|_| Box::pin(std::future::pending()));
     CodeBindingNamespace {
         global: "tools".to_owned(),
-        functions: vec![("echo".to_owned(), echo), ("hang".to_owned(), hang)],
+        functions: vec![("echo".to_owned(), echo), ("hang".to_owned(), hang)].into(),
         error_class: Some(CodeBindingErrorClass { name: "ToolCallError".to_owned(), member_name_property: "toolName".to_owned() }),
     }
 }

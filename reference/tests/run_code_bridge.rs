@@ -368,7 +368,7 @@ impl CodeRuntime for Leaky {
         request: dsh_tools::code::CodeRunRequest,
     ) -> dsh_tools::BoxFuture<'static, Result<dsh_tools::code::CodeRunResult, dsh_tools::code::CodeRuntimeMisuse>> {
         let functions = &request.bindings[0].functions;
-        let find = |name: &str| functions.iter().find(|(n, _)| n == name).map(|(_, f)| Arc::clone(f));
+        let find = |name: &str| functions.names().first(name).and_then(|position| functions.binding(position));
         let (Some(slow), Some(quick)) = (find("slow"), find("quick")) else { panic!("bindings missing") };
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.push(slow(Some(json!({}))));

@@ -2,7 +2,8 @@
 //! `createRunCodeTool`'s `execute`), reading only its [`TransportHost`]. In order: the `description`
 //! check (`invalid description: expected a non-empty string`), the runtime check (upstream
 //! `requireCodeRuntime(defaultMode)`, with its two messages), one binding per tool the agent sees (presentation order,
-//! `run_code` excluded) in the `tools` namespace with the `ToolCallError` class, then the run under a
+//! `run_code` excluded) in the `tools` namespace with the `ToolCallError` class — the names cached per agent
+//! scope for the registry's generation, every binding one dispatcher handed the name —, then the run under a
 //! fresh run signal that the transport call's own cancellation aborts. A binding snapshots its argument
 //! (`tool arguments must be lossless JSON (...)`), numbers the sub-call `<callId>:code:<n>` and submits it
 //! to the run's [`Pool`]; the sub-call goes through the complete pipeline with the transport call as
@@ -23,7 +24,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use serde_json::{Map, Value};
@@ -35,7 +36,7 @@ use super::flavor::json_string;
 use super::pool::{Outer, Pool, Queue, Reply, Submission};
 use super::render::CappedText;
 use super::{
-    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeMisuse,
+    BindingNames, CodeBindingErrorClass, CodeBindingNamespace, CodeBindings, DispatchFn, CodeRunRequest, CodeRunResult, CodeRuntime, CodeRuntimeMisuse,
     DEFAULT_ABORT_REASON, RunSignal,
 };
 use crate::callback::Contained;
@@ -44,6 +45,8 @@ use crate::execution::{ToolExecutionInput, ToolRunContext};
 use crate::hooks::Slot;
 use crate::pipeline::Pipeline;
 use crate::presentation::{RUN_CODE_NAME, ToolMode};
+use crate::registry::Registry;
+use crate::scope::ScopeKey;
 use crate::sdk::{SDK_LANGUAGES, renderer};
 
 /// The reason the run signal aborts with once the run resolved.
@@ -60,6 +63,52 @@ pub(crate) struct TransportHost {
     pub(crate) runtime: Arc<Slot<Arc<dyn CodeRuntime>>>,
     pub(crate) max_parallel_sub_calls: u64,
     pub(crate) dispatch_log: DispatchLogHooks,
+    /// The binding names per agent scope, for the registry's current generation.
+    pub(crate) names: NamesCache,
+}
+
+/// The `tools` namespace's names (every tool the agent sees but `run_code`, presentation order) per agent
+/// scope, valid for one registry generation: a run reads them instead of walking the registry, so its
+/// setup costs the same with 10 tools or 10,000 (issue 39).
+#[derive(Default)]
+pub(crate) struct NamesCache(Mutex<(u64, ScopedNames)>);
+
+/// The names kept for one generation, per agent scope.
+type ScopedNames = Vec<(Option<ScopeKey>, Arc<BindingNames>)>;
+
+/// Most agent scopes whose names are kept for one generation.
+const NAMES_CACHE_ENTRIES: usize = 64;
+
+impl NamesCache {
+    /// The names `agent` sees in `registry` now.
+    fn get(&self, registry: &Registry, agent: Option<&ScopeKey>) -> Arc<BindingNames> {
+        // Read before the registry: a write meanwhile leaves the names under a generation no later run asks for.
+        let generation = registry.generation();
+        {
+            let cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.0 == generation
+                && let Some((_, names)) = cache.1.iter().find(|(scope, _)| scope.as_ref() == agent)
+            {
+                return Arc::clone(names);
+            }
+        }
+        let names: Vec<String> = registry
+            .visible(agent)
+            .into_iter()
+            .filter(|tool| tool.schema.name != RUN_CODE_NAME)
+            .map(|tool| tool.schema.name.clone())
+            .collect();
+        let names = Arc::new(BindingNames::new(names));
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.0 != generation {
+            *cache = (generation, Vec::new());
+        }
+        if cache.1.len() >= NAMES_CACHE_ENTRIES {
+            cache.1.remove(0);
+        }
+        cache.1.push((agent.cloned(), Arc::clone(&names)));
+        names
+    }
 }
 
 /// Upstream `requireCodeRuntime(mode)`: the mounted runtime, provided its language has an SDK renderer;
@@ -111,17 +160,7 @@ pub(crate) async fn execute(
     let run_signal = RunSignal::new();
     let queue = Arc::new(Queue::default());
     let outer = Arc::new(Outer { ctx: ctx.clone(), run_signal: run_signal.clone(), max_parallel: host.max_parallel_sub_calls });
-    let functions: Vec<(String, BindingFn)> = pipeline
-        .registry
-        .visible(ctx.agent())
-        .into_iter()
-        .filter(|tool| tool.schema.name != RUN_CODE_NAME)
-        .map(|tool| {
-            let name = tool.schema.name.clone();
-            let binding = binding(name.clone(), Arc::clone(&outer), Arc::clone(&queue));
-            (name, binding)
-        })
-        .collect();
+    let functions = CodeBindings::dispatch(host.names.get(&pipeline.registry, ctx.agent()), dispatcher(Arc::clone(&outer), Arc::clone(&queue)));
     let request = CodeRunRequest {
         program,
         bindings: vec![CodeBindingNamespace {
@@ -206,16 +245,17 @@ fn completion(result: CodeRunResult, cap: Option<u64>) -> Result<Value, ToolFail
     Ok(Value::Object(out))
 }
 
-/// One binding: submit the call at once (upstream's binding is an async function whose synchronous part
-/// queues the call and kicks the lane before the program's next step), then wait for its committed result.
-fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
-    Arc::new(move |argument: Option<Value>| {
+/// Every binding of a run: submit the call at once (upstream's binding is an async function whose
+/// synchronous part queues the call and kicks the lane before the program's next step), then wait for its
+/// committed result.
+fn dispatcher(outer: Arc<Outer>, queue: Arc<Queue>) -> DispatchFn {
+    Arc::new(move |name: &str, argument: Option<Value>| {
         let over = |name: &str, what: &str| format!("run_code run is over ({}); {name} {what}", outer.run_signal.reason());
         if outer.run_signal.aborted() {
             if let Some(argument) = argument {
                 crate::value::dismantle(argument);
             }
-            let message = over(&name, "not dispatched");
+            let message = over(name, "not dispatched");
             return Box::pin(async move { Err(message) });
         }
         let argument = match argument {
@@ -235,7 +275,7 @@ fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
         let logged = crate::value::deep_clone(&argument);
         let input = ToolExecutionInput {
             call_id: sub_call_id.clone(),
-            name: name.clone(),
+            name: name.to_owned(),
             arguments: argument,
             signal: outer.run_signal.token().clone(),
             agent: ctx.agent().cloned(),
@@ -243,8 +283,8 @@ fn binding(name: String, outer: Arc<Outer>, queue: Arc<Queue>) -> BindingFn {
             root_call_id: Some(ctx.root_call_id().to_owned()),
         };
         let (reply, answer) = oneshot::channel();
-        queue.submit(Submission { name: name.clone(), sub_call_id, input, logged, reply });
-        let (name, outer) = (name.clone(), Arc::clone(&outer));
+        queue.submit(Submission { name: name.to_owned(), sub_call_id, input, logged, reply });
+        let (name, outer) = (name.to_owned(), Arc::clone(&outer));
         Box::pin(async move {
             let over = |what: &str| format!("run_code run is over ({}); {name} {what}", outer.run_signal.reason());
             let outcome = match answer.await {

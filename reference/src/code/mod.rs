@@ -55,8 +55,9 @@ pub struct CodeBindingErrorClass {
 pub struct CodeBindingNamespace {
     /// The global the program sees (e.g. `tools`).
     pub global: String,
-    /// `(name, binding)` pairs in declaration order.
-    pub functions: Vec<(String, BindingFn)>,
+    /// The bindings in declaration order: `(name, binding)` pairs (`vec![..].into()`), or shared names
+    /// and one dispatcher ([`CodeBindings::dispatch`]), which a host builds in constant time per run.
+    pub functions: CodeBindings,
     /// The namespace's rejection class, when it declares one.
     pub error_class: Option<CodeBindingErrorClass>,
 }
@@ -65,7 +66,7 @@ impl fmt::Debug for CodeBindingNamespace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CodeBindingNamespace")
             .field("global", &self.global)
-            .field("functions", &self.functions.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>())
+            .field("functions", &self.functions)
             .field("error_class", &self.error_class)
             .finish()
     }
@@ -385,6 +386,7 @@ impl fmt::Debug for dyn CodeRuntime {
 }
 
 pub mod flavor;
+mod namespace;
 pub mod render;
 pub(crate) mod bridge;
 mod dispatch_log;
@@ -393,6 +395,7 @@ pub(crate) mod retention;
 pub(crate) mod transport;
 
 pub use bridge::{CODE_RUN_FAILED_NAME, SETTLED_REASON};
+pub use namespace::{BindingNames, CodeBindings, DispatchFn};
 pub(crate) use dispatch_log::DispatchLogHooks;
 pub use dispatch_log::{
     CodeDispatch, CodeDispatchEvent, CodeDispatchLog, CodeDispatchLogListener, CodeDispatchObserver, CodeDispatchStart,

@@ -35,6 +35,7 @@ pub fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
 }
 pub use py::{json_schema_to_py, render_tools_sdk_py, render_tools_sdk_py_with};
 pub use ts::{json_schema_to_ts, render_tools_sdk, render_tools_sdk_with};
+pub(crate) use ts::{TsMembers, assemble_tools_sdk};
 pub use usage::{ProgramState, SdkUsage};
 
 /// The SDK renderer of a program language for the transport a [`SdkUsage`] describes ([`renderer`] is

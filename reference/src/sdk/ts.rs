@@ -55,28 +55,94 @@ pub fn render_tools_sdk_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema]) ->
     out.push_str("\n\ninterface ToolArgsMap {");
     for tool in &sorted {
         out.push('\n');
-        if let Some(description) = tool.description.as_deref() {
-            push_doc_line(&mut out, description, 1);
-        }
-        out.push_str("  ");
-        push_key(&mut out, &tool.name);
-        out.push_str(": ");
-        renderer.push_type(&mut out, &tool.parameters, 1);
-        out.push(';');
+        push_args_member(&mut out, &mut renderer, &tool.name, tool.description.as_deref(), &tool.parameters);
     }
     if !sorted.is_empty() {
         out.push('\n');
     }
     out.push_str("}\n\ninterface ToolOutputMap {");
     for tool in &sorted {
-        out.push_str("\n  ");
-        push_key(&mut out, &tool.name);
-        out.push_str(": ");
-        match &tool.output {
-            Some(output) => renderer.push_type(&mut out, output, 1),
-            None => out.push_str("unknown"),
-        }
-        out.push(';');
+        out.push('\n');
+        push_output_member(&mut out, &mut renderer, &tool.name, tool.output.as_ref());
+    }
+    if !sorted.is_empty() {
+        out.push('\n');
+    }
+    out.push_str("}\n\n");
+    out.push_str(TAIL);
+    out.push_str("\n```");
+    out
+}
+
+/// One tool's `ToolArgsMap` member (its doc line, then `  name: type;`).
+fn push_args_member<'a>(out: &mut String, renderer: &mut Renderer<'a>, name: &str, description: Option<&str>, parameters: &'a Value) {
+    if let Some(description) = description {
+        push_doc_line(out, description, 1);
+    }
+    out.push_str("  ");
+    push_key(out, name);
+    out.push_str(": ");
+    renderer.push_type(out, parameters, 1);
+    out.push(';');
+}
+
+/// One tool's `ToolOutputMap` member (`  name: type;`).
+fn push_output_member<'a>(out: &mut String, renderer: &mut Renderer<'a>, name: &str, output: Option<&'a Value>) {
+    out.push_str("  ");
+    push_key(out, name);
+    out.push_str(": ");
+    match output {
+        Some(output) => renderer.push_type(out, output, 1),
+        None => out.push_str("unknown"),
+    }
+    out.push(';');
+}
+
+/// One tool's two members of the TypeScript SDK, rendered alone: what [`render_tools_sdk_with`] writes
+/// for it, whatever the other tools are (a cache keeps them per registered tool, so a registry change
+/// renders only the tools it added).
+#[derive(Debug)]
+pub(crate) struct TsMembers {
+    /// The tool's name (the sort key).
+    pub(crate) name: String,
+    args: String,
+    output: String,
+}
+
+impl TsMembers {
+    /// Render `tool`'s members.
+    pub(crate) fn render(name: &str, description: Option<&str>, parameters: &Value, output: Option<&Value>) -> Self {
+        let mut renderer = Renderer::default();
+        let mut args = String::new();
+        push_args_member(&mut args, &mut renderer, name, description, parameters);
+        let mut out = String::new();
+        push_output_member(&mut out, &mut renderer, name, output);
+        Self { name: name.to_owned(), args, output: out }
+    }
+}
+
+/// [`render_tools_sdk_with`] from members rendered beforehand (`tools` in the tool list's order), into
+/// one buffer sized for the whole text.
+pub(crate) fn assemble_tools_sdk(usage: &SdkUsage<'_>, tools: &[&TsMembers]) -> String {
+    let mut sorted: Vec<&TsMembers> = tools.to_vec();
+    sorted.sort_by(|a, b| js::cmp_utf16(&a.name, &b.name));
+    let members: usize = sorted.iter().map(|m| m.args.len() + m.output.len() + 2).sum();
+    let mut out = String::with_capacity(4096 + members);
+    usage::push_typescript(&mut out, usage);
+    out.push_str("\n\n```ts\n");
+    out.push_str(JSON_VALUE);
+    out.push_str("\n\ninterface ToolArgsMap {");
+    for tool in &sorted {
+        out.push('\n');
+        out.push_str(&tool.args);
+    }
+    if !sorted.is_empty() {
+        out.push('\n');
+    }
+    out.push_str("}\n\ninterface ToolOutputMap {");
+    for tool in &sorted {
+        out.push('\n');
+        out.push_str(&tool.output);
     }
     if !sorted.is_empty() {
         out.push('\n');

@@ -148,9 +148,9 @@ impl CodeRuntime for Scripted {
             let mut bindings = HashMap::new();
             let mut names = Vec::new();
             for ns in &request.bindings {
-                for (name, f) in &ns.functions {
-                    names.push(name.clone());
-                    bindings.insert(name.clone(), Arc::clone(f));
+                for (name, f) in ns.functions.iter() {
+                    names.push(name.to_owned());
+                    bindings.insert(name.to_owned(), f);
                 }
             }
             seen.lock().unwrap_or_else(|p| p.into_inner()).push(names);

@@ -498,16 +498,26 @@ def _wait_alone(future):
             return
 
 
-def _make_namespace(global_name, members):
+def _make_namespace(global_name, members, error_class):
+    """The namespace object over `members` (name -> binding, or None for one not made yet): a binding is
+    made the first time its name is read, and kept, so a run's set-up does not grow with the number of
+    names."""
+
+    def member(key):
+        binding = members[key]
+        if binding is None:
+            binding = members[key] = _make_binding(global_name, key, error_class)
+        return binding
+
     def __getattr__(self, key):
         try:
-            return members[key]
+            return member(key)
         except KeyError:
             raise AttributeError(f"{global_name!r} object has no attribute {key!r}") from None
 
     def __getitem__(self, key):
         try:
-            return members[key]
+            return member(key)
         except (KeyError, TypeError):
             raise KeyError(key) from None
 
@@ -845,10 +855,8 @@ def _boot(boot, program_globals, first):
         if error is not None:
             error_class = _make_error_class(error["name"], error["memberNameProperty"])
             program_globals[error["name"]] = error_class
-        members = {}
-        for name in namespace["names"]:
-            members[name] = _make_binding(namespace["global"], name, error_class)
-        program_globals[namespace["global"]] = _make_namespace(namespace["global"], members)
+        members = dict.fromkeys(namespace["names"])
+        program_globals[namespace["global"]] = _make_namespace(namespace["global"], members, error_class)
     return persistent
 
 

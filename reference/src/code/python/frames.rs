@@ -24,6 +24,7 @@
 use serde_json::{Map, Value};
 
 use super::json::{self, encode_value, json_string};
+use crate::code::BindingNames;
 
 /// The largest inbound frame the host buffers: four times the output ledger (a Python spelling of a value
 /// is at most ~3x its JavaScript spelling: `1.0` vs `1`), at least 64 MiB, plus 1 MiB for the envelope.
@@ -179,8 +180,26 @@ fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFra
 /// A namespace declaration of the boot frame.
 pub(super) struct BootNamespace<'a> {
     pub global: &'a str,
-    pub names: Vec<&'a str>,
+    /// The names as a JSON array ([`names_array`]).
+    pub names: &'a str,
     pub error_class: Option<(&'a str, &'a str)>,
+}
+
+/// The boot frame's `names` of `names`: the distinct names in first-declaration order, as a JSON array
+/// (rendered once per [`BindingNames`], which a host shares across runs).
+pub(super) fn names_array(names: &BindingNames) -> &str {
+    names.rendered(|names| {
+        let mut out = String::with_capacity(2 + names.len() * 16);
+        out.push('[');
+        for (j, name) in names.distinct().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            out.push_str(&json_string(name));
+        }
+        out.push(']');
+        out
+    })
 }
 
 /// The `boot` frame (upstream `BootMessage`), newline-terminated.
@@ -203,14 +222,8 @@ pub(super) fn boot_frame(
         }
         out.push_str("{\"global\":");
         out.push_str(&json_string(ns.global));
-        out.push_str(",\"names\":[");
-        for (j, name) in ns.names.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
-            }
-            out.push_str(&json_string(name));
-        }
-        out.push(']');
+        out.push_str(",\"names\":");
+        out.push_str(ns.names);
         if let Some((name, member)) = ns.error_class {
             out.push_str(",\"errorClass\":{\"name\":");
             out.push_str(&json_string(name));

@@ -77,7 +77,6 @@ mod run;
 mod worker;
 mod zygote;
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
@@ -86,7 +85,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::retention::Retained;
 use super::{
-    BindingFn, CodeBindingErrorClass, CodeExecutionMode, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime,
+    CodeBindingErrorClass, CodeBindings, CodeExecutionMode, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntime,
     CodeRuntimeLimits, CodeRuntimeMisuse, StateOwner, ENVIRONMENT_RELEASED,
 };
 use crate::callback::BoxFuture;
@@ -313,12 +312,12 @@ fn validate_limits(limits: &CodeRuntimeLimits) -> Result<(), CodeRuntimeMisuse> 
     Ok(())
 }
 
-/// One validated namespace: its global, its binding names in first-declaration order, the bindings by
-/// name (a later duplicate replaces an earlier one, as in a JavaScript record), its error class.
+/// One validated namespace: its global, its bindings (the boot frame declares the names in
+/// first-declaration order; a call reaches a name's last declaration, as in a JavaScript record), its
+/// error class.
 pub(super) struct Namespace {
     global: String,
-    names: Vec<String>,
-    functions: HashMap<String, BindingFn>,
+    bindings: CodeBindings,
     error_class: Option<CodeBindingErrorClass>,
 }
 
@@ -328,14 +327,7 @@ fn validate_bindings(request: &CodeRunRequest) -> Result<Vec<Namespace>, CodeRun
     super::names::check_bindings(request).map_err(misuse)?;
     let mut namespaces: Vec<Namespace> = Vec::with_capacity(request.bindings.len());
     for ns in &request.bindings {
-        let mut names = Vec::new();
-        let mut functions = HashMap::new();
-        for (name, function) in &ns.functions {
-            if functions.insert(name.clone(), Arc::clone(function)).is_none() {
-                names.push(name.clone());
-            }
-        }
-        namespaces.push(Namespace { global: ns.global.clone(), names, functions, error_class: ns.error_class.clone() });
+        namespaces.push(Namespace { global: ns.global.clone(), bindings: ns.functions.clone(), error_class: ns.error_class.clone() });
     }
     Ok(namespaces)
 }

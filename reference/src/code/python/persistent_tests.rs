@@ -18,7 +18,7 @@ use crate::code::{
 fn tools() -> CodeBindingNamespace {
     let hang: BindingFn = Arc::new(|_| Box::pin(std::future::pending()));
     let echo: BindingFn = Arc::new(|a: Option<Value>| Box::pin(async move { Ok(a.unwrap_or(Value::Null)) }));
-    CodeBindingNamespace { global: "tools".to_owned(), functions: vec![("hang".to_owned(), hang), ("echo".to_owned(), echo)], error_class: None }
+    CodeBindingNamespace { global: "tools".to_owned(), functions: vec![("hang".to_owned(), hang), ("echo".to_owned(), echo)].into(), error_class: None }
 }
 
 fn runtime(mode: CodeExecutionMode, wall_ms: f64) -> PythonRuntime {

@@ -92,7 +92,7 @@ pub(super) async fn run(
         .iter()
         .map(|ns| BootNamespace {
             global: &ns.global,
-            names: ns.names.iter().map(String::as_str).collect(),
+            names: frames::names_array(ns.bindings.names()),
             error_class: ns.error_class.as_ref().map(|c| (c.name.as_str(), c.member_name_property.as_str())),
         })
         .collect();
@@ -389,7 +389,7 @@ impl Driver {
             crate::value::dismantle(args);
             return Some(Finish::Failure(CodeRunErrorKind::WorkerExit, HEAP_EXIT_MESSAGE.to_owned()));
         }
-        let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.functions.get(name)).cloned();
+        let function = self.namespaces.iter().find(|ns| ns.global == global).and_then(|ns| ns.bindings.get(name));
         let Some(function) = function else {
             crate::value::dismantle(args);
             let label = json::json_string(&format!("{global}.{name}"));

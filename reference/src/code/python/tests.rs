@@ -14,7 +14,7 @@ fn request(bindings: Vec<crate::code::CodeBindingNamespace>) -> CodeRunRequest {
 fn namespace(global: &str, class: Option<(&str, &str)>) -> crate::code::CodeBindingNamespace {
     crate::code::CodeBindingNamespace {
         global: global.to_owned(),
-        functions: Vec::new(),
+        functions: Vec::new().into(),
         error_class: class.map(|(name, member)| CodeBindingErrorClass { name: name.to_owned(), member_name_property: member.to_owned() }),
     }
 }

@@ -90,16 +90,16 @@ pub(crate) fn install<'js>(
         names.push(namespace.global.clone());
         if namespace.functions.len() >= super::lazy::LAZY_FROM {
             let host = host.clone();
-            let make = move |ctx: &Ctx<'js>, member: &str, binding: &BindingFn| {
-                binding_function(ctx, &host, member.to_owned(), binding.clone(), index)
+            let make = move |ctx: &Ctx<'js>, member: &str, binding: BindingFn| {
+                binding_function(ctx, &host, member.to_owned(), binding, index)
             };
             values.push(super::lazy::namespace(ctx, namespace, make)?);
             continue;
         }
         let object = Object::new_proto(ctx.clone(), None)?;
-        for (member, binding) in &namespace.functions {
-            let function = binding_function(ctx, host, member.clone(), binding.clone(), index)?;
-            object.prop(member.as_str(), Property::from(function).enumerable())?;
+        for (member, binding) in namespace.functions.iter() {
+            let function = binding_function(ctx, host, member.to_owned(), binding, index)?;
+            object.prop(member, Property::from(function).enumerable())?;
         }
         values.push(object.into_value());
     }

@@ -54,24 +54,27 @@ const PROXY: &str = r#"(function (lookup, keys) {
 })"#;
 
 /// The program-side value of `namespace`, materialized on demand: `make(ctx, member, binding)` makes
-/// one binding function.
+/// one binding function. Nothing here grows with the number of bindings until the program reads them:
+/// a name is found through the names' index, and the list is made only when the namespace is enumerated.
 pub(crate) fn namespace<'js, M>(ctx: &Ctx<'js>, namespace: &Arc<CodeBindingNamespace>, make: M) -> rquickjs::Result<JsValue<'js>>
 where
-    M: Fn(&Ctx<'js>, &str, &BindingFn) -> rquickjs::Result<Function<'js>> + 'js,
+    M: Fn(&Ctx<'js>, &str, BindingFn) -> rquickjs::Result<Function<'js>> + 'js,
 {
     let proxy: Function<'js> = ctx.eval(PROXY)?;
     let members = Arc::clone(namespace);
     let lookup = Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: rquickjs::String<'js>| -> rquickjs::Result<JsValue<'js>> {
         let name = name.to_string()?;
-        match members.functions.iter().find(|(member, _)| *member == name) {
-            Some((member, binding)) => Ok(make(&ctx, member, binding)?.into_value()),
+        // The first declaration of the name, as a search in declaration order finds it.
+        let functions = &members.functions;
+        match functions.names().first(&name).and_then(|position| functions.binding(position)) {
+            Some(binding) => Ok(make(&ctx, &name, binding)?.into_value()),
             None => Ok(JsValue::new_undefined(ctx)),
         }
     })?;
     let members = Arc::clone(namespace);
     let keys = Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> rquickjs::Result<Array<'js>> {
         let array = Array::new(ctx)?;
-        for (position, (member, _)) in members.functions.iter().enumerate() {
+        for (position, member) in members.functions.names().as_slice().iter().enumerate() {
             array.set(position, member.as_str())?;
         }
         Ok(array)

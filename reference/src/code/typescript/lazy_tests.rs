@@ -26,7 +26,7 @@ fn namespace(n: usize) -> CodeBindingNamespace {
     functions.push(("fail_me".to_owned(), Arc::new(|_| Box::pin(async { Err("no".to_owned()) }))));
     CodeBindingNamespace {
         global: "tools".to_owned(),
-        functions,
+        functions: functions.into(),
         error_class: Some(CodeBindingErrorClass { name: "ToolCallError".to_owned(), member_name_property: "toolName".to_owned() }),
     }
 }

@@ -23,7 +23,7 @@ fn tools() -> CodeBindingNamespace {
             Ok(a.unwrap_or(Value::Null))
         })
     });
-    CodeBindingNamespace { global: "tools".to_owned(), functions: vec![("hang".to_owned(), hang), ("slow".to_owned(), slow)], error_class: None }
+    CodeBindingNamespace { global: "tools".to_owned(), functions: vec![("hang".to_owned(), hang), ("slow".to_owned(), slow)].into(), error_class: None }
 }
 
 fn runtime(mode: CodeExecutionMode, wall_ms: f64) -> TypeScriptRuntime {

@@ -39,7 +39,8 @@ fn tools() -> CodeBindingNamespace {
                     }) as crate::callback::BoxFuture<'static, Result<Value, String>>
                 }),
             ),
-        ],
+        ]
+        .into(),
         error_class: Some(CodeBindingErrorClass { name: "ToolCallError".to_owned(), member_name_property: "toolName".to_owned() }),
     }
 }
@@ -303,7 +304,7 @@ async fn panicking_bindings_reject_the_call() {
     let at_poll: BindingFn = Arc::new(|_| Box::pin(async { panic!("at poll") }));
     let namespace = CodeBindingNamespace {
         global: "host".to_owned(),
-        functions: vec![("a".to_owned(), at_call), ("b".to_owned(), at_poll)],
+        functions: vec![("a".to_owned(), at_call), ("b".to_owned(), at_poll)].into(),
         error_class: Some(CodeBindingErrorClass { name: "HostError".to_owned(), member_name_property: "fn".to_owned() }),
     };
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
@@ -445,7 +446,7 @@ async fn binding_time_is_not_busy_time() {
         while std::time::Instant::now() < until {}
         Ok(json!(1))
     });
-    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("burn".to_owned(), burn)], error_class: None };
+    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("burn".to_owned(), burn)].into(), error_class: None };
     let request = CodeRunRequest { program: "return (await host.burn({})) + (await host.burn({}))".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
     assert_eq!((result.value, result.error), (Some(json!(2)), None));
@@ -521,7 +522,7 @@ async fn binding_calls_overlap() {
             Ok(a.unwrap_or(Value::Null))
         })
     });
-    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("meet".to_owned(), meet)], error_class: None };
+    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("meet".to_owned(), meet)].into(), error_class: None };
     let runtime = TypeScriptRuntime::new(limits_with(|l| l.max_wall_ms = 2_000.0)).unwrap();
     let request = CodeRunRequest { program: "return await Promise.all([host.meet(1), host.meet(2)])".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
@@ -557,7 +558,7 @@ async fn pending_binding_futures_do_not_outlive_the_run() {
             Ok(Value::Null)
         })
     });
-    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("hang".to_owned(), hang)], error_class: None };
+    let namespace = CodeBindingNamespace { global: "host".to_owned(), functions: vec![("hang".to_owned(), hang)].into(), error_class: None };
     let runtime = TypeScriptRuntime::new(limits()).unwrap();
     let request = CodeRunRequest { program: "host.hang({}); await null; return 1".to_owned(), bindings: vec![namespace], signal: RunSignal::new(), state_owner: None };
     let result = runtime.run(request).await.unwrap();
