@@ -2,7 +2,10 @@
 // `tool/code-dispatch` to the session of the agent that made the transport call (`exec.agent.session`);
 // the adapter observes each agent key's real dsh-session Session and reports every such append, once it
 // is accepted into the log, as `{ type: "code-dispatch-start" | "code-dispatch", agent, ...the logged
-// data }` (conformance/PROTOCOL.md § Notifications).
+// data }` (conformance/PROTOCOL.md § Notifications). Under `setup.sessionLog` every accepted append of
+// any type is also reported, right after, as `{ type: "session-append", agent, entryType, data }`
+// (RUN-058) — except the approval service's audit pair (`approval/*`): the approval seam is the
+// fixture's side of the protocol, whose reference counterpart keeps no audit.
 
 const KINDS = new Map([
   ['tool/code-dispatch-start', 'code-dispatch-start'],
@@ -29,7 +32,8 @@ function eventOf(type, agent, data) {
 
 /**
  * Wrap `dshSession.append` (an own property shadowing the class method) so that every accepted dispatch
- * entry is emitted on the fixture session; appends the log rejects throw before anything is emitted.
+ * entry (and under `setup.sessionLog` every accepted entry) is emitted on the fixture session; appends the
+ * log rejects throw before anything is emitted.
  */
 export function observeDispatchLog(fixtureSession, agentName, dshSession) {
   const append = dshSession.append;
@@ -37,6 +41,9 @@ export function observeDispatchLog(fixtureSession, agentName, dshSession) {
     const logged = append.call(this, type, data, ...opts);
     const kind = KINDS.get(type);
     if (kind !== undefined) fixtureSession.emit(eventOf(kind, agentName, logged.data));
+    if (fixtureSession.setup?.sessionLog === true && !String(type).startsWith('approval/')) {
+      fixtureSession.emit({ type: 'session-append', agent: agentName, entryType: type, data: logged.data });
+    }
     return logged;
   };
 }

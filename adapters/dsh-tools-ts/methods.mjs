@@ -16,7 +16,7 @@ const UPSTREAM_VERSION = JSON.parse(
 ).version;
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
-  'code-mode', 'prompt', 'sdk', 'schema', 'plugins', 'presenters', 'dispatch-log',
+  'code-mode', 'prompt', 'sdk', 'schema', 'plugins', 'presenters', 'dispatch-log', 'session-log',
 ];
 const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 

@@ -148,7 +148,7 @@ export class FixtureSession {
     if (setup !== undefined && !isObj(setup)) throw new AdapterError('session/open: setup must be a mapping');
     setup ??= {};
     this.setup = setup;
-    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks', 'prompt', 'logs']);
+    const known = new Set(['mode', 'maxParallelSubCalls', 'runtime', 'runtimeLimits', 'approval', 'agents', 'tools', 'hooks', 'prompt', 'logs', 'sessionLog']);
     for (const key of Object.keys(setup)) if (!known.has(key)) throw new AdapterError(`session/open: unknown setup field "${key}"`);
     if (setup.runtime !== undefined && setup.runtime !== 'typescript') {
       throw new AdapterError(`session/open: runtime "${setup.runtime}" is not available (upstream rc.8 ships no working Python backend; this adapter mounts only dsh-code-runtime-worker-thread)`);
@@ -175,6 +175,7 @@ export class FixtureSession {
     // The deployment: a root Context with the real plugins.
     const root = new Context();
     this.root = root;
+    if (setup.sessionLog !== undefined && typeof setup.sessionLog !== 'boolean') throw new AdapterError('session/open: setup.sessionLog must be a boolean');
     if (setup.logs === true) {
       // Logged warnings become events (the registry logs what it must not fail a call for).
       root.logger.exporter({

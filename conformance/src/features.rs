@@ -30,6 +30,8 @@ pub const RESULT_LISTENERS: &str = "result-listeners";
 pub const CHANGE_LISTENERS: &str = "change-listeners";
 /// `dispatchLog` hooks (`tools/code-dispatch-log` listeners).
 pub const DISPATCH_LOG: &str = "dispatch-log";
+/// `setup.sessionLog` (`session-append` events for every entry appended to an agent's session, RUN-058).
+pub const SESSION_LOG: &str = "session-log";
 /// `mode` other than `native`, or a `presentAs` step.
 pub const CODE_MODE: &str = "code-mode";
 /// `setup.codemode`: the dsh-codemode preset plugin.
@@ -119,6 +121,9 @@ fn setup_features(setup: &Setup, add: &mut impl FnMut(&str)) {
     }
     if setup.codemode.is_some() {
         add(CODEMODE);
+    }
+    if setup.session_log == Some(true) {
+        add(SESSION_LOG);
     }
     if setup.agents.as_ref().is_some_and(|a| !a.is_empty()) {
         add(AGENTS);
@@ -217,7 +222,7 @@ mod tests {
     #[test]
     fn inferred_from_setup() {
         let s = scenario(
-            "setup:\n  mode: both\n  runtime: python\n  approval: { answer: rejected }\n  tools: [{ name: t, agent: a1, finalizeContent: { keep: true } }]\n  hooks: { execute: [{ id: w, around: next }], postExecute: [{ id: p, decide: next }], results: [{ id: r }] }\nrequires: [zeta]\n",
+            "setup:\n  mode: both\n  runtime: python\n  sessionLog: true\n  approval: { answer: rejected }\n  tools: [{ name: t, agent: a1, finalizeContent: { keep: true } }]\n  hooks: { execute: [{ id: w, around: next }], postExecute: [{ id: p, decide: next }], results: [{ id: r }] }\nrequires: [zeta]\n",
         );
         assert_eq!(
             names(&s),
@@ -230,6 +235,7 @@ mod tests {
                 "post-execute",
                 "result-listeners",
                 "runtime:python",
+                "session-log",
                 "zeta"
             ]
         );

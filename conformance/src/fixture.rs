@@ -46,6 +46,10 @@ pub struct Setup {
     /// Report the implementation's logged warnings as `{ type: log, level: warn, message }` events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<bool>,
+    /// Report every entry the implementation appends to an agent's session log as
+    /// `{ type: session-append, agent, entryType, data }` events (RUN-058).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_log: Option<bool>,
     /// The system-prompt service's config (`toolOrder`) and fixture sections and assemble listeners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptSetup>,

@@ -284,13 +284,21 @@ pub enum ExecutionMode {
 /// reference-count operations per call.
 struct ReasonTable {
     any: AtomicBool,
-    entries: Mutex<Vec<(u64, ExecutionToken, String)>>,
+    entries: Mutex<Vec<(u64, ExecutionToken, Reason)>>,
+}
+
+/// A reason as the table holds it: a text a caller attached, or one read from the signal the execution
+/// was started under when asked (a `run_code` sub-call's run signal, RUN-057).
+#[derive(Clone)]
+enum Reason {
+    Text(String),
+    Follow(Arc<dyn Fn() -> Option<String> + Send + Sync>),
 }
 
 static REASONS: ReasonTable = ReasonTable { any: AtomicBool::new(false), entries: Mutex::new(Vec::new()) };
 
 impl ReasonTable {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ExecutionToken, String)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ExecutionToken, Reason)>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -321,6 +329,16 @@ impl Default for AbortReasons {
 
 impl AbortReasons {
     pub(crate) fn set(&self, token: ExecutionToken, reason: String) {
+        self.put(token, Reason::Text(reason));
+    }
+
+    /// Read `token`'s reason from `reason` whenever it is asked for (`None`: no reason yet): the reason
+    /// of the signal the execution was started under, which aborts after the execution began (RUN-057).
+    pub(crate) fn follow(&self, token: ExecutionToken, reason: impl Fn() -> Option<String> + Send + Sync + 'static) {
+        self.put(token, Reason::Follow(Arc::new(reason)));
+    }
+
+    fn put(&self, token: ExecutionToken, reason: Reason) {
         let mut entries = REASONS.lock();
         entries.retain(|(runtime, t, _)| (*runtime, *t) != (self.runtime, token));
         entries.push((self.runtime, token, reason));
@@ -331,8 +349,14 @@ impl AbortReasons {
         if !REASONS.any.load(Ordering::SeqCst) {
             return None;
         }
-        let entries = REASONS.lock();
-        entries.iter().find(|(runtime, t, _)| (*runtime, *t) == (self.runtime, token)).map(|(_, _, r)| r.clone())
+        let found = {
+            let entries = REASONS.lock();
+            entries.iter().find(|(runtime, t, _)| (*runtime, *t) == (self.runtime, token)).map(|(_, _, r)| r.clone())
+        };
+        match found? {
+            Reason::Text(text) => Some(text),
+            Reason::Follow(read) => read(),
+        }
     }
 
     pub(crate) fn forget(&self, token: ExecutionToken) {
@@ -366,6 +390,20 @@ mod tests {
         assert_eq!(a.get(token).as_deref(), Some("again"), "a purge leaves other runtimes' reasons");
         a.purge();
         assert_eq!(a.get(token), None);
+    }
+
+    #[test]
+    fn a_followed_reason_is_read_when_asked() {
+        let reasons = AbortReasons::default();
+        let token = ExecutionToken::mint();
+        let slot = Arc::new(Mutex::new(None::<String>));
+        let read = Arc::clone(&slot);
+        reasons.follow(token, move || read.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        assert_eq!(reasons.get(token), None, "no reason before the followed signal aborts");
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some("run_code settled".into());
+        assert_eq!(reasons.get(token).as_deref(), Some("run_code settled"));
+        reasons.forget(token);
+        assert_eq!(reasons.get(token), None);
     }
 
     #[test]

@@ -391,7 +391,7 @@ pub use execution::{ExecutionMode, ExecutionToken, ToolExecution, ToolExecutionI
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalSeam};
 pub use hooks::{
     ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, Next, PostExecuteListener, PostExecuteOutcome, PostNext, PostToolDecision, PreExecuteListener,
-    PreExecuteOutcome, PreToolDecision, ResultObserver, LogSink, post_execute_fn, pre_execute_fn,
+    PreExecuteOutcome, PreToolDecision, ResultObserver, LogSink, SessionAppendObserver, SessionEntry, post_execute_fn, pre_execute_fn,
 };
 pub use hooks::{change_observer_fn, fallible_guard_fn, guard_fn, result_observer_fn};
 pub use tokio_util::sync::CancellationToken;

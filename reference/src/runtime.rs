@@ -21,7 +21,7 @@ use crate::error::{RegisterError, SchemasError, SchemasErrorKind};
 use crate::executor::{ExecutorRoute, ExecutorTable, NativeExecutor, SetExecutorError, ToolExecutor, installation_guard};
 use crate::execution::{ExecutionMode, ExecutionToken, ToolExecutionInput};
 use crate::hooks::{
-    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, Slot,
+    ChangeObserver, FallibleGuardFn, GuardFn, HookGuard, LogSink, PostExecuteListener, PreExecuteListener, ResultObserver, SessionAppendObserver, SessionEntry, Slot,
 };
 use crate::pipeline::Pipeline;
 use crate::pipeline::dispatch::ExecuteWrapper;
@@ -569,6 +569,21 @@ impl ToolRuntime {
     /// [`on_log`](Self::on_log) sinks). Dropping the guard removes it. RUN-046..RUN-049.
     pub fn on_code_dispatch_log(&self, scope: Option<&ScopeKey>, listener: Arc<dyn CodeDispatchLogListener>) -> HookGuard {
         self.inner.dispatch_log.listeners.add(scope, listener)
+    }
+
+    /// Observe every entry this runtime appends to an agent's session log (upstream
+    /// `exec.agent.session.append`): the `run_code` dispatch log's records, and whatever code built on the
+    /// runtime appends with [`append_session_entry`](Self::append_session_entry). Dropping the guard
+    /// removes it. RUN-058.
+    pub fn on_session_append(&self, observer: SessionAppendObserver) -> HookGuard {
+        self.inner.dispatch_log.session.observe(observer)
+    }
+
+    /// Append one entry to `agent`'s session log: every [`on_session_append`](Self::on_session_append)
+    /// observer sees it (the reference keeps no session itself; the host's observer is the log). RUN-058.
+    pub fn append_session_entry(&self, agent: &ScopeKey, entry_type: &str, data: serde_json::Value) {
+        let entry = SessionEntry { agent: agent.clone(), entry_type: entry_type.to_owned(), data };
+        self.inner.dispatch_log.session.append(&entry);
     }
 
     /// [`on_code_dispatch_log`](Self::on_code_dispatch_log) ahead of every listener already registered.

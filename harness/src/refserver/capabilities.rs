@@ -26,6 +26,9 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `dispatch-log`: `dispatchLog` listeners as `tools/code-dispatch-log` listeners
 /// (`ToolRuntime::on_code_dispatch_log`, `fixtures/dispatch_log.rs`).
 ///
+/// `session-log`: `setup.sessionLog`, every `ToolRuntime::on_session_append` entry as a `session-append`
+/// event (`code.rs`).
+///
 /// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
 /// functions (`schema.rs`).
 ///
@@ -44,7 +47,7 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// list per mode, `tools:code-only`, `tools:sdk`) and `setup.prompt.toolOrder` (`prompt.rs`).
 pub const FEATURES: &[&str] = &[
     "agents", "approval", "execute-wrappers", "post-execute", "finalize-content", "result-listeners", "change-listeners", "code-mode",
-    "prompt", "sdk", "schema", "codemode", "codemode-reference", "plugins", "presenters", "dispatch-log",
+    "prompt", "sdk", "schema", "codemode", "codemode-reference", "plugins", "presenters", "dispatch-log", "session-log",
 ];
 
 /// The `initialize` result. A different protocol major version is the harness's to report; the answer

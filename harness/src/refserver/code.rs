@@ -5,12 +5,14 @@
 //! `{ type: "code-dispatch-start", agent, rootCallId, parentCallId, subCallId, name, arguments }` and
 //! `{ type: "code-dispatch", agent, rootCallId, parentCallId, subCallId, name, arguments, isError, content }`
 //! (`agent`: the agent's name; upstream appends these entries to the agent's session, so transport calls
-//! without an agent log nothing).
+//! without an agent log nothing). Under `setup.sessionLog` every session entry the runtime appends (those
+//! records, and any entry code on the runtime appends) is also a `{ type: "session-append", agent,
+//! entryType, data }` event.
 //!
 //! [`RUNTIMES`] lists the backends compiled in and wired here; `capabilities.rs` advertises it. Python
 //! runtimes share one fork server per process (`python`).
 //!
-//! Spec: RUN-015, RUN-018, RUN-027..RUN-029, RUN-031, RUN-032.
+//! Spec: RUN-015, RUN-018, RUN-027..RUN-029, RUN-031, RUN-032, RUN-058.
 
 use std::sync::{Arc, OnceLock};
 
@@ -18,7 +20,7 @@ use dsh_conformance::fixture::{Language, RuntimeLimits};
 use dsh_tools::code::python::PythonRuntime;
 use dsh_tools::code::typescript::TypeScriptRuntime;
 use dsh_tools::code::{CodeDispatchEvent, CodeDispatchStart, CodeExecutionMode, CodeRuntime, CodeRuntimeLimits};
-use dsh_tools::{HookGuard, ToolRuntime};
+use dsh_tools::{HookGuard, SessionEntry, ToolRuntime};
 use serde_json::Value;
 
 use super::deep;
@@ -96,6 +98,19 @@ fn rejected(language: Language, message: &str) -> Failure {
 /// Report the dispatch log of every transport call as session events.
 pub fn observe_dispatch_log(runtime: &ToolRuntime, shared: Arc<Shared>) -> HookGuard {
     runtime.on_code_dispatch(Arc::new(move |event| shared.emit(event_json(event))))
+}
+
+/// Under `setup.sessionLog`, report every session entry the runtime appends as a `session-append` event
+/// (RUN-058).
+pub fn observe_session_log(runtime: &ToolRuntime, shared: Arc<Shared>) -> HookGuard {
+    runtime.on_session_append(Arc::new(move |entry: &SessionEntry| {
+        shared.emit(deep::object([
+            ("type", "session-append".into()),
+            ("agent", entry.agent.name().into()),
+            ("entryType", entry.entry_type.clone().into()),
+            ("data", deep::clone(&entry.data)),
+        ]));
+    }))
 }
 
 /// The protocol event of one dispatch-log record.

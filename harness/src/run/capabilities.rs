@@ -11,7 +11,7 @@ use super::verdict::Verdict;
 use crate::adapter::wire;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 16] = [
+pub const KNOWN_FEATURES: [&str; 17] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -28,6 +28,7 @@ pub const KNOWN_FEATURES: [&str; 16] = [
     features::PLUGINS,
     features::PRESENTERS,
     features::DISPATCH_LOG,
+    features::SESSION_LOG,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

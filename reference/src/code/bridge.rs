@@ -18,9 +18,11 @@
 //!
 //! The reference's cancellation tokens carry no reason: the transport call's abort reaches the run with
 //! the reason its caller attached ([`crate::ToolRuntime::set_abort_reason`]), else
-//! [`DEFAULT_ABORT_REASON`] (an `AbortController.abort()` without a reason).
+//! [`DEFAULT_ABORT_REASON`] (an `AbortController.abort()` without a reason). A sub-call's signal is
+//! the run signal, so its abort reason is the run signal's: the transport call's reason, or
+//! `run_code settled` (the pool registers it for each sub-call it enters, RUN-057).
 //!
-//! Spec: RUN-001, RUN-004..RUN-010, RUN-017..RUN-021, RUN-024, RUN-032, CODE-008.
+//! Spec: RUN-001, RUN-004..RUN-010, RUN-017..RUN-021, RUN-024, RUN-032, RUN-057, CODE-008.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -12,7 +12,10 @@
 //! `tools: code-dispatch-log listener failed for <name>: <message>; logging the original settled content`
 //! goes to the log sinks ([`crate::ToolRuntime::on_log`]).
 //!
-//! Spec: RUN-015, RUN-046..RUN-049.
+//! Each record is also a session entry (`tool/code-dispatch-start` / `tool/code-dispatch` with the logged
+//! data) reported to the runtime's session-append observers (`hooks/session.rs`, RUN-058).
+//!
+//! Spec: RUN-015, RUN-046..RUN-049, RUN-058.
 
 use std::sync::Arc;
 
@@ -20,7 +23,7 @@ use serde_json::Value;
 
 use crate::callback::{BoxFuture, Contained};
 use crate::error::ToolFailure;
-use crate::hooks::{HookEntry, HookList, LogSink, next_applying};
+use crate::hooks::{HookEntry, HookList, LogSink, SessionEntry, SessionLog, next_applying};
 use crate::scope::ScopeKey;
 
 /// `tool/code-dispatch-start`: a sub-call of a `run_code` program was started (appended to the calling
@@ -134,18 +137,22 @@ pub(crate) struct DispatchLogHooks {
     pub(crate) observers: Arc<HookList<CodeDispatchObserver>>,
     /// The `tools/code-dispatch-log` waterfall.
     pub(crate) listeners: Arc<HookList<Arc<dyn CodeDispatchLogListener>>>,
+    /// The runtime's session log, each record's entry goes to (RUN-058).
+    pub(crate) session: SessionLog,
 }
 
 impl DispatchLogHooks {
     pub(crate) fn new() -> Self {
-        Self { observers: HookList::new(), listeners: HookList::new() }
+        Self { observers: HookList::new(), listeners: HookList::new(), session: SessionLog::new() }
     }
 
-    /// Report one record to every observer (an observer that panics is skipped).
+    /// Report one record to every observer (an observer that panics is skipped), then append it to the
+    /// agent's session log.
     pub(crate) fn emit(&self, event: &CodeDispatchEvent) {
         for entry in self.observers.snapshot().iter() {
             let _ = crate::callback::contain(|| (entry.hook)(event));
         }
+        self.session.append(&session_entry(event));
     }
 
     /// Run the waterfall over `dispatch`, then report its settle record. Contained: a failing listener
@@ -164,6 +171,26 @@ impl DispatchLogHooks {
             crate::value::dismantle(block);
         }
     }
+}
+
+/// The session entry of one record: upstream's `tool/code-dispatch-start` / `tool/code-dispatch` data, keys
+/// in upstream's order.
+fn session_entry(event: &CodeDispatchEvent) -> SessionEntry {
+    let (call, entry_type) = match event {
+        CodeDispatchEvent::Start(call) => (call, "tool/code-dispatch-start"),
+        CodeDispatchEvent::Settled(done) => (&done.call, "tool/code-dispatch"),
+    };
+    let mut data = serde_json::Map::new();
+    data.insert("rootCallId".into(), call.root_call_id.clone().into());
+    data.insert("parentCallId".into(), call.parent_call_id.clone().into());
+    data.insert("subCallId".into(), call.sub_call_id.clone().into());
+    data.insert("name".into(), call.name.clone().into());
+    data.insert("arguments".into(), crate::value::deep_clone(&call.arguments));
+    if let CodeDispatchEvent::Settled(done) = event {
+        data.insert("isError".into(), done.is_error.into());
+        data.insert("content".into(), crate::value::deep_clone(&done.content));
+    }
+    SessionEntry { agent: call.agent.clone(), entry_type: entry_type.to_owned(), data: Value::Object(data) }
 }
 
 /// The original content, after warning that a listener failed with `message`.

@@ -101,6 +101,11 @@ impl RunSignal {
         self.token.cancel();
     }
 
+    /// The abort's reason, `None` while the signal has not aborted.
+    pub fn abort_reason(&self) -> Option<String> {
+        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Whether the signal has aborted.
     pub fn aborted(&self) -> bool {
         self.token.is_cancelled()

@@ -15,7 +15,7 @@
 //! `maxParallelSubCalls` settle records are pending the lane neither commits nor starts (upstream's
 //! backpressure after each commit).
 //!
-//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, RUN-046..RUN-050, RUN-054
+//! Spec: RUN-008, RUN-009, RUN-011..RUN-019, RUN-037, RUN-039, RUN-040, RUN-042, RUN-046..RUN-050, RUN-054, RUN-057
 //! (a queued sub-call is classified when it starts), CODE-001,
 //! CODE-008, MODE-001.
 
@@ -186,8 +186,11 @@ impl Pool {
             }));
         }
         let pipeline = Arc::clone(&self.pipeline);
+        let run_signal = self.outer.run_signal.clone();
         self.lane = Some(Lane::Start(Box::pin(async move {
             let call = Arc::new(pipeline.enter(input));
+            // The sub-call's signal is the run signal: its abort reason is the run signal's (RUN-057).
+            pipeline.abort_reasons.follow(call.exec.token, move || run_signal.abort_reason());
             let prepared = pipeline.prepare(&call).await;
             (call, prepared)
         })));

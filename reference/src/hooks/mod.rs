@@ -1,15 +1,17 @@
 //! Hook plumbing: the `tools/pre-execute` vocabulary ([`PreExecuteListener`], [`Next`], [`PreToolDecision`]),
 //! the `tools/post-execute` one, guards and result observers; and, in `list.rs`, the copy-on-write
 //! listener lists (`HookList`) snapshotted cheaply when a stage starts, the RAII [`HookGuard`] and the
-//! one-at-a-time mount point (`Slot`: the approval seam, the code runtime).
+//! one-at-a-time mount point (`Slot`: the approval seam, the code runtime); in `session.rs`, the session
+//! log seam ([`SessionEntry`] observers).
 //!
 //! # Order
 //! Listeners run in registration order; a scoped listener (registered for an agent) sees only calls of that
 //! agent or of scopes nested in it, interleaved with global listeners by registration order.
 //!
-//! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012, PIPE-021, SCOPE-022, SCOPE-024.
+//! Spec: PIPE-002..PIPE-008, PIPE-011, PIPE-012, PIPE-021, SCOPE-022, SCOPE-024, RUN-058.
 
 mod list;
+mod session;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +24,8 @@ use crate::execution::ToolExecution;
 use crate::result::ToolExecutionResult;
 
 pub use self::list::{HookEntry, HookGuard};
+pub use self::session::{SessionAppendObserver, SessionEntry};
+pub(crate) use self::session::SessionLog;
 pub(crate) use self::list::{HookList, Slot, Snapshot, next_applying, next_id, remember, remembered};
 
 /// A `tools/pre-execute` decision. Input rewrite is deliberately not offered.

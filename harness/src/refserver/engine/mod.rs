@@ -152,6 +152,10 @@ impl Engine {
             }));
             engine.state().own.push(sink);
         }
+        if setup.session_log == Some(true) {
+            let observer = super::code::observe_session_log(&engine.runtime, engine.shared.clone());
+            engine.state().own.push(observer);
+        }
         if let Some(mounted) = super::code::mount(&engine.runtime, setup.runtime, setup.runtime_limits.as_ref())? {
             engine.state().own.push(mounted);
         }
