@@ -38,8 +38,10 @@ for line in sys.stdin:
         sys.stdout.write('{"jsonrpc":"2.0","id":%d,"result":%s}\n' % (req["id"], line[head.end():-1])); sys.stdout.flush()
 "#;
 
-fn echo() -> AdapterSubject {
-    let dir = common::temp_dir("adapter-unit");
+/// The echo adapter, written into a directory of the test's own (`test`): the tests run in parallel, and a
+/// restart spawns the script again, so a shared directory another test recreates would lose it.
+fn echo(test: &str) -> AdapterSubject {
+    let dir = common::temp_dir(&format!("adapter-unit-{test}"));
     let path = dir.join("echo.py");
     std::fs::write(&path, ECHO).unwrap();
     AdapterSubject::spawn(&format!("python3 -u '{}'", path.display()), Duration::from_secs(10)).unwrap()
@@ -52,7 +54,7 @@ fn big_stack(f: impl FnOnce() + Send + 'static) {
 
 #[test]
 fn initialize_reads_capabilities() {
-    let mut subject = echo();
+    let mut subject = echo("initialize_reads_capabilities");
     let info = subject.initialize().unwrap();
     assert_eq!((info.name.as_str(), info.protocol_version.as_str()), ("echo", "1.0"));
     assert_eq!(info.features, vec!["agents".to_owned()]);
@@ -66,7 +68,7 @@ fn deep_values_cross_both_ways() {
         let mut de = serde_json::Deserializer::from_str(&text);
         de.disable_recursion_limit();
         let deep: Value = serde::Deserialize::deserialize(serde_stacker::Deserializer::new(&mut de)).unwrap();
-        let mut subject = echo();
+        let mut subject = echo("deep_values_cross_both_ways");
         let reply = subject.request("echo", json!({ "deep": deep }), Duration::from_secs(60)).unwrap();
         let mut at = &reply.result.unwrap()["deep"];
         let mut levels = 0;
@@ -82,7 +84,7 @@ fn deep_values_cross_both_ways() {
 
 #[test]
 fn events_rpc_errors_and_wrong_ids() {
-    let mut subject = echo();
+    let mut subject = echo("events_rpc_errors_and_wrong_ids");
     let reply = subject.request("emit", json!({}), Duration::from_secs(5)).unwrap();
     assert_eq!(reply.events.len(), 2);
     assert_eq!(reply.events[1]["seq"], 2);
