@@ -49,7 +49,9 @@ fn a_write_to_an_adapter_that_stopped_reading_times_out() {
 fn an_endless_stdout_line_is_an_adapter_error_with_bounded_memory() {
     let dir = temp_dir("hostile-flood");
     let spec = spec_with(&dir, &[("1.yaml", scenario("a-flood")), ("2.yaml", scenario("b-ok"))]);
-    let (out, report) = run(&dir, &spec, &["--step-timeout", "4"], &[]);
+    // The 256 MiB line must be refused by its length, not by the clock: on a loaded two-core machine moving
+    // it took longer than a 4 s step (TIMEOUT instead of the adapter error this test is about).
+    let (out, report) = run(&dir, &spec, &["--step-timeout", "30"], &[]);
     assert_eq!(out.status.code(), Some(101), "{}", out.log());
     assert_eq!(report.labels()["a-flood"], "ERROR(adapter)", "{}", short(report.message("a-flood")));
     let message = report.message("a-flood");
