@@ -416,8 +416,8 @@ impl ToolRuntime {
 
     /// Where a `tools/result` observer that finishes later (hands its work to a task) reports that
     /// work's failure, to be logged like an observer that panicked (PIPE-021).
-    pub fn observer_failure_log(&self) -> crate::ObserverFailureLog {
-        crate::ObserverFailureLog::new(self.inner.pipeline.logs.clone())
+    pub fn observer_failure_log(&self) -> crate::pipeline::result::ObserverFailureLog {
+        crate::pipeline::result::ObserverFailureLog::new(self.inner.pipeline.logs.clone())
     }
 
     /// Observe final results of one agent scope (and its nested scopes) only.
