@@ -325,6 +325,12 @@ fn fail_fast_stops_at_the_first_unexpected_outcome_and_never_looks_green() {
     let footer = report.footer.clone().unwrap();
     assert!(footer["complete"] == false && footer["aborted"].as_str().unwrap_or("").contains("--fail-fast"), "{footer}");
     assert!(report.trials.len() < 21, "trials after the crash still ran: {:?}", report.labels());
+    // With --update-expectations it is refused up front: a rewrite would drop the entries of unstarted trials.
+    let mut refused = adapter_args(&adapter, &spec, &report_path);
+    refused.extend(["--fail-fast", "--update-expectations", "x.yaml"]);
+    let out = run(&dir, &refused);
+    assert_eq!(out.status.code(), Some(2), "{}", short(&out.log()));
+    assert!(out.log().contains("--fail-fast and --update-expectations cannot be used together"), "{}", short(&out.log()));
     // Without the flag the same suite runs every trial.
     let out = run(&dir, &adapter_args(&adapter, &spec, &report_path));
     assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));

@@ -42,7 +42,8 @@ OPTIONS:
                            moving a large value gets one more per 2 MiB it moves, at most 12 in all)
     --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
     --fail-fast            stop at the first unexpected outcome: trials not yet started are not run (the
-                           report's footer says where it stopped; exit status 101)
+                           report's footer says where it stopped; exit status 101); not with
+                           --update-expectations
     --update-expectations FILE
                            after the run, rewrite FILE (may be the --expectations file) from the outcomes:
                            unchanged entries keep their reasons, passing ones are dropped, new failures get
@@ -191,6 +192,12 @@ pub fn parse(args: Vec<String>) -> Result<Command, String> {
                 rest.push(arg);
             }
         }
+    }
+    if fail_fast && update_expectations.is_some() {
+        // A stopped run has no outcome for the trials it never started: a rewrite would drop their entries.
+        return Err("--fail-fast and --update-expectations cannot be used together: a run stopped early has no \
+                    outcome for the trials it did not start"
+            .into());
     }
     let libtest = libtest_mimic::Arguments::from_iter(rest);
     Ok(Command::Run(Box::new(RunOptions {
