@@ -49,29 +49,43 @@ pub fn render_tools_sdk_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema]) ->
     let sorted = sort_by_name(schemas);
     let mut renderer = Renderer::default();
     let mut out = String::with_capacity(4096 + schemas.len() * 512);
-    usage::push_typescript(&mut out, usage);
+    push_frame(&mut out, usage, sorted.len(), |out, i, member| {
+        let tool = &sorted[i];
+        match member {
+            Member::Args => push_args_member(out, &mut renderer, &tool.name, tool.description.as_deref(), &tool.parameters),
+            Member::Output => push_output_member(out, &mut renderer, &tool.name, tool.output.as_ref()),
+        }
+    });
+    out
+}
+
+/// Which of a tool's two members [`push_frame`] asks for.
+#[derive(Clone, Copy)]
+enum Member {
+    Args,
+    Output,
+}
+
+/// The whole section around `count` tools' members, in their order: the usage text, `JsonValue`,
+/// `ToolArgsMap` (each tool's args member from `member`), `ToolOutputMap` (each output member) and the
+/// tail. One frame for both the renderer and the cached members, so their texts cannot drift apart.
+fn push_frame(out: &mut String, usage: &SdkUsage<'_>, count: usize, mut member: impl FnMut(&mut String, usize, Member)) {
+    usage::push_typescript(out, usage);
     out.push_str("\n\n```ts\n");
     out.push_str(JSON_VALUE);
-    out.push_str("\n\ninterface ToolArgsMap {");
-    for tool in &sorted {
-        out.push('\n');
-        push_args_member(&mut out, &mut renderer, &tool.name, tool.description.as_deref(), &tool.parameters);
-    }
-    if !sorted.is_empty() {
-        out.push('\n');
-    }
-    out.push_str("}\n\ninterface ToolOutputMap {");
-    for tool in &sorted {
-        out.push('\n');
-        push_output_member(&mut out, &mut renderer, &tool.name, tool.output.as_ref());
-    }
-    if !sorted.is_empty() {
-        out.push('\n');
+    for (open, which) in [("\n\ninterface ToolArgsMap {", Member::Args), ("}\n\ninterface ToolOutputMap {", Member::Output)] {
+        out.push_str(open);
+        for i in 0..count {
+            out.push('\n');
+            member(out, i, which);
+        }
+        if count > 0 {
+            out.push('\n');
+        }
     }
     out.push_str("}\n\n");
     out.push_str(TAIL);
     out.push_str("\n```");
-    out
 }
 
 /// One tool's `ToolArgsMap` member (its doc line, then `  name: type;`).
@@ -128,28 +142,12 @@ pub(crate) fn assemble_tools_sdk(usage: &SdkUsage<'_>, tools: &[&TsMembers]) -> 
     sorted.sort_by(|a, b| js::cmp_utf16(&a.name, &b.name));
     let members: usize = sorted.iter().map(|m| m.args.len() + m.output.len() + 2).sum();
     let mut out = String::with_capacity(4096 + members);
-    usage::push_typescript(&mut out, usage);
-    out.push_str("\n\n```ts\n");
-    out.push_str(JSON_VALUE);
-    out.push_str("\n\ninterface ToolArgsMap {");
-    for tool in &sorted {
-        out.push('\n');
-        out.push_str(&tool.args);
-    }
-    if !sorted.is_empty() {
-        out.push('\n');
-    }
-    out.push_str("}\n\ninterface ToolOutputMap {");
-    for tool in &sorted {
-        out.push('\n');
-        out.push_str(&tool.output);
-    }
-    if !sorted.is_empty() {
-        out.push('\n');
-    }
-    out.push_str("}\n\n");
-    out.push_str(TAIL);
-    out.push_str("\n```");
+    push_frame(&mut out, usage, sorted.len(), |out, i, member| {
+        out.push_str(match member {
+            Member::Args => &sorted[i].args,
+            Member::Output => &sorted[i].output,
+        })
+    });
     out
 }
 
