@@ -4,7 +4,7 @@
 //! environments its agents hold, uninstalls the executor, then unregisters its tools; another preset's
 //! agents never see any of it.
 //!
-//! Spec: CDM-014, CDM-015, CDM-017, CDM-026, CDM-032, CDM-038.
+//! Spec: CDM-014, CDM-015, CDM-017, CDM-026, CDM-032, CDM-038, CDM-050 (a preset scope the runtime does not know is refused).
 
 use std::fmt;
 use std::sync::Arc;
