@@ -336,3 +336,25 @@ fn fail_fast_stops_at_the_first_unexpected_outcome_and_never_looks_green() {
     assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
     assert_eq!(read_report(&report_path).trials.len(), 21);
 }
+
+#[test]
+fn fail_fast_abandons_the_trials_in_flight_instead_of_waiting_out_their_budgets() {
+    let dir = temp_dir("broken-fail-fast-in-flight");
+    // Two at a time: the hang starts first and would hold the run for its whole step budget (50 s); the
+    // crash beside it stops the run, which kills the hung trial's adapter and leaves its outcome unrecorded.
+    let spec = spec_with(&dir, &[("f00.yaml", scenario("hang-first")), ("f01.yaml", scenario("crash-second"))]);
+    let adapter = fake_adapter(&dir);
+    let report_path = dir.join("report.jsonl");
+    let mut args = adapter_args(&adapter, &spec, &report_path);
+    args.extend(["--fail-fast", "--test-threads", "2", "--step-timeout", "50"]);
+    let out = run(&dir, &args);
+    assert_eq!(out.status.code(), Some(101), "{}", short(&out.log()));
+    assert!(out.log().contains("abandoned: in flight when --fail-fast stopped the run after crash-second"), "{}", short(&out.log()));
+    let report = read_report(&report_path);
+    assert_eq!(report.outcome("crash-second"), "CRASH", "{:?}", report.labels());
+    assert!(!report.trials.contains_key("hang-first"), "the abandoned trial was recorded: {:?}", report.labels());
+    let footer = report.footer.clone().unwrap();
+    assert!(footer["aborted"].as_str().unwrap_or("").contains("1 of 2 planned trials executed"), "{footer}");
+    // Not waited out: without the kill the run ends only when the hang's 50 s budget does.
+    assert!(footer["durationMs"].as_u64().unwrap() < 50_000, "the run waited out the hung trial's budget: {footer}");
+}

@@ -41,9 +41,10 @@ OPTIONS:
     --step-timeout SECS    how long one request may go unanswered, writing it included (default 10; a trial
                            moving a large value gets one more per 2 MiB it moves, at most 12 in all)
     --junit FILE.xml       also write JUnit XML: one testcase per trial (written with the report's footer)
-    --fail-fast            stop at the first unexpected outcome: trials not yet started are not run (the
-                           report's footer says where it stopped; exit status 101); not with
-                           --update-expectations
+    --fail-fast            stop at the first unexpected outcome: trials not yet started are not run,
+                           trials in flight are abandoned (their adapters killed, their outcomes not
+                           recorded); the report's footer says where it stopped; exit status 101; not
+                           with --update-expectations
     --update-expectations FILE
                            after the run, rewrite FILE (may be the --expectations file) from the outcomes:
                            unchanged entries keep their reasons, passing ones are dropped, new failures get

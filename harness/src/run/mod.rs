@@ -17,7 +17,8 @@
 //! 7. Run them; after a CRASH, TIMEOUT or ERROR(adapter) the subject is restarted before it serves again.
 //! 8. End the subjects (strays they still send are blamed), kill what they left behind, footer, skip
 //!    reasons, summary line. Under `--fail-fast` a trial starting after an unexpected outcome does not run,
-//!    and the footer says where the run stopped (the upstream mutant instrument, `tools/upstream-mutants/`).
+//!    the trials in flight are abandoned (`trial::Context::record` kills every adapter and records nothing
+//!    for them), and the footer says where the run stopped (the upstream mutant instrument, `tools/upstream-mutants/`).
 
 pub mod capabilities;
 pub mod cli;

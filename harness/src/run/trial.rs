@@ -63,12 +63,30 @@ impl Context {
         Some(Ok(Completion::ignored_with(format!("not run: --fail-fast stopped the run after {first}"))))
     }
 
-    /// Records a settled trial's verdict and, under `--fail-fast`, notes the first unexpected one.
-    fn record(&self, record: &TrialRecord<'_>) {
-        self.report.record(record);
-        if self.fail_fast && record.verdict.outcome.is_unexpected() {
-            let _ = self.stopped_at.set(record.id.to_owned());
+    /// Records a settled trial's verdict and, under `--fail-fast`, notes the first unexpected one. That
+    /// first one also ends the trials still in flight: every adapter is killed, so their waits end now
+    /// instead of at their step budgets (a busy trial's is up to [`MAX_STEP_FACTOR`] × `--step-timeout`:
+    /// a mutant that hung a busy trial held a stopped run for six minutes). Returns what to tell
+    /// libtest-mimic instead of the verdict when the trial was abandoned.
+    fn record(&self, record: &TrialRecord<'_>) -> Option<Result<Completion, Failed>> {
+        if self.abandoned(record) {
+            let first = self.stopped_at.get().map_or("", String::as_str);
+            return Some(Ok(Completion::ignored_with(format!(
+                "abandoned: in flight when --fail-fast stopped the run after {first} (its adapter was killed)"
+            ))));
         }
+        self.report.record(record);
+        if self.fail_fast && record.verdict.outcome.is_unexpected() && self.stopped_at.set(record.id.to_owned()).is_ok() {
+            crate::adapter::kill_all();
+        }
+        None
+    }
+
+    /// Under `--fail-fast`, a trial that was in flight when another stopped the run and then settled
+    /// unexpectedly: its adapter was killed under it, so its outcome says nothing about the subject. It is
+    /// not recorded (the footer counts it as not executed); one that settled as expected still is.
+    fn abandoned(&self, record: &TrialRecord<'_>) -> bool {
+        self.stopped_at.get().is_some_and(|first| first != record.id) && record.verdict.outcome.is_unexpected()
     }
 
     /// Records strays that blame sessions other than the trial in flight, one record per session.
@@ -121,7 +139,9 @@ pub fn run_scenario(
     let entry = ctx.expectations.get(id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id, file, rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.record(&record);
+    if let Some(abandoned) = ctx.record(&record) {
+        return abandoned;
+    }
     to_libtest(&verdict, id, &format!("{file}:{line}"), rules)
 }
 
@@ -146,7 +166,9 @@ pub fn run_group(ctx: &Arc<Context>, group: ListedGroup, busy: Option<u64>) -> R
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.record(&record);
+    if let Some(abandoned) = ctx.record(&record) {
+        return abandoned;
+    }
     to_libtest(&verdict, &id, &file, &rules)
 }
 
@@ -169,7 +191,9 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
     let entry = ctx.expectations.get(&id);
     let verdict = expectations::apply(entry, verdict);
     let record = TrialRecord { id: &id, file: &file, rules: &rules, verdict: &verdict, expected: entry, duration: started.elapsed() };
-    ctx.record(&record);
+    if let Some(abandoned) = ctx.record(&record) {
+        return abandoned;
+    }
     to_libtest(&verdict, &id, &file, &rules)
 }
 
@@ -177,7 +201,9 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
 pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &Verdict) -> Result<Completion, Failed> {
     let entry = ctx.expectations.get(id);
     let record = TrialRecord { id, file, rules, verdict, expected: entry, duration: Duration::ZERO };
-    ctx.record(&record);
+    if let Some(abandoned) = ctx.record(&record) {
+        return abandoned;
+    }
     to_libtest(verdict, id, file, rules)
 }
 
