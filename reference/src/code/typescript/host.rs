@@ -94,10 +94,11 @@ impl Meter {
         signal: RunSignal,
         dropped: CancellationToken,
         released: Option<CancellationToken>,
+        start: Instant,
     ) -> Self {
         let compute = ms_to_duration(compute_ms);
         Self {
-            start: Instant::now(),
+            start,
             budget_ns: u64::try_from(compute.as_nanos()).unwrap_or(u64::MAX),
             wall: ms_to_duration(wall_ms),
             busy_ns: AtomicU64::new(0),
