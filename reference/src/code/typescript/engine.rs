@@ -93,7 +93,7 @@ fn rejection_message<'js>(reason: &JsValue<'js>) -> String {
 }
 
 /// Waker key of the abort and drop watchers (entry keys start at 1).
-const SIGNAL_KEY: u64 = 0;
+const SIGNAL_KEY: u64 = super::host::SIGNAL_KEY_RESERVED;
 
 /// Everything one run needs.
 pub(crate) struct RunSpec {
