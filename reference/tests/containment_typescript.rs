@@ -17,7 +17,10 @@
 //! `timeout`, `worker-exit`, `output-limit`) and `any-failure`. The regex is matched against the failure's
 //! message (the text after `code run failed (<kind>): `, without the captured output). Defaults:
 //! [`DEFAULT_LIMITS`], and a bound of the heap cap plus [`DEFAULT_RSS_OVER_HEAP_MB`]; the corpus states its
-//! bounds as the heap cap plus 64 MiB, plus the output ledger (64 MiB) for the programs that fill it.
+//! bounds as the heap cap plus 64 MiB, plus the output ledger (64 MiB) for the programs that fill it,
+//! and tighter where the program leaves nothing pending (`clear_timeout_churn`, `awaited_call_stream`: a
+//! fresh engine's few MiB, so a few bytes kept per iteration pass it) or its host copies are known
+//! (`near_cap_return`: the measured copies plus 32 MiB).
 //!
 //! Peak memory is read from `/proc/self/status` (`VmHWM`, reset before each program through
 //! `/proc/self/clear_refs`, after glibc's `malloc_trim` returned what earlier programs freed); the programs
