@@ -13,7 +13,10 @@
 //! ([`admission`]): with more, it waits for one to end. Beyond the runs its callers await, the host then
 //! holds at most [`MAX_ABANDONED_RUNS`] abandoned runs plus those that were in flight when the bound was
 //! reached, each within what one run may hold (its heap cap, and the host's copy of a completion being
-//! turned into its result).
+//! turned into its result). Memory is bounded at the cost of availability: a built-in that neither
+//! allocates nor polls the interrupt handler runs as long as its input says (`Array(2 ** 26).join("")`
+//! takes about 6 s in a debug build, about 100 ns an element), and while [`MAX_ABANDONED_RUNS`] runs are in
+//! such steps every new run waits, ending at its wall ceiling if none finishes first.
 //!
 //! Spec: RUN-034 (runs share no program state: a thread only carries the next run's fresh engine), RUN-031
 //! (heap cap: abandoned runs are bounded in count, each within its cap).
