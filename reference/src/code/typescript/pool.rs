@@ -15,7 +15,7 @@
 //! reached, each within what one run may hold (its heap cap, and the host's copy of a completion being
 //! turned into its result). Memory is bounded at the cost of availability: a built-in that neither
 //! allocates nor polls the interrupt handler runs as long as its input says (`Array(2 ** 26).join("")`
-//! takes about 6 s in a debug build, about 100 ns an element), and while [`MAX_ABANDONED_RUNS`] runs are in
+//! takes about 7 s in a debug build, about 100 ns an element), and while [`MAX_ABANDONED_RUNS`] runs are in
 //! such steps every new run waits, ending at its wall ceiling if none finishes first.
 //!
 //! Spec: RUN-034 (runs share no program state: a thread only carries the next run's fresh engine), RUN-031
@@ -97,7 +97,8 @@ static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 /// Woken when an abandoned run's thread finishes.
 static FREED: Notify = Notify::const_new();
 
-/// How many runs are abandoned now: their callers left while their threads still work.
+/// How many runs are abandoned now, in this process (every TypeScript runtime shares the run threads and
+/// the bound): their callers left while their threads still work.
 pub fn abandoned_runs() -> usize {
     ABANDONED.load(Ordering::Acquire)
 }
