@@ -19,8 +19,8 @@
 //! [`DEFAULT_LIMITS`], and a bound of the heap cap plus [`DEFAULT_RSS_OVER_HEAP_MB`]; the corpus states its
 //! bounds as the heap cap plus 64 MiB, plus the output ledger (64 MiB) for the programs that fill it,
 //! and tighter where the program leaves nothing pending (`clear_timeout_churn`, `awaited_call_stream`: a
-//! fresh engine's few MiB, so a few bytes kept per iteration pass it) or its host copies are known
-//! (`near_cap_return`: the measured copies plus 32 MiB).
+//! fresh engine's few MiB, so a few bytes kept per iteration pass it) or bounded in number
+//! (`starved_intervals`: what its timers are charged plus 8 MiB).
 //!
 //! Peak memory is read from `/proc/self/status` (`VmHWM`, reset before each program through
 //! `/proc/self/clear_refs`, after glibc's `malloc_trim` returned what earlier programs freed); the programs
