@@ -29,7 +29,8 @@ use serde_json::Value;
 const OOM_SLACK_BYTES: usize = 4 * 1024 * 1024;
 
 /// Fixed host cost of one pending timer: its pending-table slot (`Entry`, a B-tree node's share), the
-/// boxed tokio sleep (whose timer-wheel entry it holds), its waker key.
+/// boxed tokio sleep (whose timer-wheel entry it holds), its waker keys (the wakeup queue holds at most a
+/// few per pending entry: `Host::insert` drops the keys of removed ones).
 pub(crate) const TIMER_BYTES: usize = 384;
 /// Host cost of one extra argument a timer keeps for its callback (an engine handle).
 pub(crate) const TIMER_ARG_BYTES: usize = std::mem::size_of::<rquickjs::Value<'static>>();

@@ -93,7 +93,7 @@ fn rejection_message<'js>(reason: &JsValue<'js>) -> String {
 }
 
 /// Waker key of the abort and drop watchers (entry keys start at 1).
-const SIGNAL_KEY: u64 = 0;
+const SIGNAL_KEY: u64 = super::host::SIGNAL_KEY_RESERVED;
 
 /// Everything one run needs.
 pub(crate) struct RunSpec {
@@ -104,6 +104,9 @@ pub(crate) struct RunSpec {
     pub(crate) dropped: CancellationToken,
     /// The owner's release token, for a persistent run.
     pub(crate) released: Option<CancellationToken>,
+    /// When the caller asked for the run: the wall ceiling counts from here (a run that waited to be
+    /// admitted, `pool.rs`, has that much less of it).
+    pub(crate) requested: std::time::Instant,
 }
 
 /// How the program's part of a run ended.
@@ -148,6 +151,7 @@ impl Engine {
             spec.signal.clone(),
             spec.dropped.clone(),
             spec.released.clone(),
+            spec.requested,
         ));
         let handler_meter = meter.clone();
         self.runtime.set_interrupt_handler(Some(Box::new(move || handler_meter.should_stop())));

@@ -65,6 +65,13 @@ impl Terminal {
 
 const NO_SEGMENT: u64 = u64::MAX;
 
+/// The wakeup key reserved for the loop's own watchers (the abort signal, the caller's drop); entry keys
+/// start at 1.
+pub(crate) const SIGNAL_KEY_RESERVED: u64 = 0;
+
+/// Queued keys beyond twice the pending entries that make [`Host::insert`] drop the stale ones.
+const COMPACT_SLACK: usize = 1024;
+
 /// Busy time, the wall ceiling and the terminal reason; read by the interrupt handler while the engine runs.
 pub(crate) struct Meter {
     start: Instant,
@@ -94,10 +101,11 @@ impl Meter {
         signal: RunSignal,
         dropped: CancellationToken,
         released: Option<CancellationToken>,
+        start: Instant,
     ) -> Self {
         let compute = ms_to_duration(compute_ms);
         Self {
-            start: Instant::now(),
+            start,
             budget_ns: u64::try_from(compute.as_nanos()).unwrap_or(u64::MAX),
             wall: ms_to_duration(wall_ms),
             busy_ns: AtomicU64::new(0),
@@ -226,10 +234,22 @@ impl Wakeup {
         Self { thread: std::thread::current(), ready: Mutex::new(Vec::new()), notified: AtomicBool::new(false) }
     }
 
-    pub(crate) fn push(&self, key: u64) {
-        self.ready.lock().unwrap_or_else(|p| p.into_inner()).push(key);
+    /// Queue `key` and wake the loop; how many keys are queued now.
+    pub(crate) fn push(&self, key: u64) -> usize {
+        let queued = {
+            let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+            ready.push(key);
+            ready.len()
+        };
         self.notified.store(true, Ordering::Release);
         self.thread.unpark();
+        queued
+    }
+
+    /// Drop the queued keys `keep` refuses (entries gone since they were queued), in order.
+    pub(crate) fn compact(&self, keep: impl Fn(u64) -> bool) {
+        let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+        ready.retain(|&key| key == SIGNAL_KEY_RESERVED || keep(key));
     }
 
     /// Take the keys woken so far.
@@ -263,11 +283,11 @@ pub(crate) struct KeyWaker {
 
 impl Wake for KeyWaker {
     fn wake(self: Arc<Self>) {
-        self.wakeup.push(self.key);
+        let _ = self.wakeup.push(self.key);
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.wakeup.push(self.key);
+        let _ = self.wakeup.push(self.key);
     }
 }
 
@@ -342,6 +362,13 @@ impl<'js> Host<'js> {
 
     /// Queue an entry; it is polled on the loop's next turn. Once the run has ended the entry is dropped
     /// unstarted (key 0).
+    ///
+    /// Its key waits in the wakeup queue until the loop next runs, which a program's synchronous part
+    /// postpones as long as its busy budget lasts; an entry removed meanwhile (`clearTimeout` right after
+    /// `setTimeout`, in a loop) leaves its key behind. Those stale keys are dropped here once the queue
+    /// holds more than twice the pending entries (plus [`COMPACT_SLACK`]), so the queue stays within a
+    /// few words per pending entry, which the entry's charge covers (`budget.rs`), however long the
+    /// program churns.
     pub(crate) fn insert(&self, entry: Entry<'js>) -> u64 {
         if self.ended() {
             drop(entry);
@@ -349,8 +376,15 @@ impl<'js> Host<'js> {
         }
         let key = self.next_key.get();
         self.next_key.set(key + 1);
-        self.pending.borrow_mut().insert(key, entry);
-        self.wakeup.push(key);
+        let pending = {
+            let mut pending = self.pending.borrow_mut();
+            pending.insert(key, entry);
+            pending.len()
+        };
+        if self.wakeup.push(key) > 2 * pending + COMPACT_SLACK {
+            let pending = self.pending.borrow();
+            self.wakeup.compact(|key| pending.contains_key(&key));
+        }
         key
     }
 

@@ -4,7 +4,10 @@
 //! (`rquickjs`) on a run thread of its own, with host bindings, a console shim, the busy/wall/heap/output limits and
 //! the abort signal. It runs in the host process: the heap cap covers the engine's heap and what a program
 //! makes the host hold (timers, pending binding calls, log bookkeeping), and the caller is answered by the
-//! wall ceiling plus 250 ms whatever the run thread is doing (README, "What a Code Mode program can reach").
+//! wall ceiling plus 250 ms whatever the run thread is doing (`code/mod.rs`, "What a program can reach").
+//! A run so answered while in a step the engine cannot interrupt is abandoned: its thread finishes that
+//! step, holding what the run held, after the caller moved on; [`abandoned_runs`] counts them, and a new
+//! run waits (within its wall ceiling) while [`MAX_ABANDONED_RUNS`] are (`pool.rs`).
 //!
 //! Globals the program sees: the ECMAScript built-ins of QuickJS (quickjs-ng), the binding namespaces and
 //! their error classes, `console` (`log`, `info`, `warn`, `error`, `debug`), `setTimeout`, `clearTimeout`,
@@ -39,6 +42,8 @@ mod pool;
 mod repl;
 mod strip;
 mod timers;
+
+pub use pool::{abandoned_runs, MAX_ABANDONED_RUNS};
 
 #[cfg(test)]
 mod tests;
@@ -176,6 +181,7 @@ fn run_on_thread(
     limits: CodeRuntimeLimits,
     dropped: CancellationToken,
     resident: Option<Resident>,
+    requested: std::time::Instant,
 ) -> (CodeRunResult, Option<engine::Engine>) {
     let code = match strip::strip_program(&request.program) {
         Ok(code) => code,
@@ -187,7 +193,7 @@ fn run_on_thread(
     };
     let released = resident.as_ref().map(|r| r.released.clone());
     let namespaces = request.bindings.into_iter().map(Arc::new).collect();
-    let spec = engine::RunSpec { code, namespaces, signal: request.signal, limits, dropped, released };
+    let spec = engine::RunSpec { code, namespaces, signal: request.signal, limits, dropped, released, requested };
     let Some(resident) = resident else { return (engine::execute(&spec), None) };
     let engine = match resident.engine {
         Some(engine) => engine,
@@ -269,37 +275,14 @@ impl CodeRuntime for TypeScriptRuntime {
 const WALL_BACKSTOP: Duration = Duration::from_millis(250);
 
 /// Run on a run thread (`pool.rs`: large stack, the caller's tokio runtime entered so binding futures and
-/// timers use it); the resident engine comes back when it may be kept.
+/// timers use it); the resident engine comes back when it may be kept. The run starts once fewer than
+/// [`MAX_ABANDONED_RUNS`] runs are abandoned (`pool.rs`); the wait counts against its wall ceiling.
 async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Option<Resident>) -> (CodeRunResult, Option<engine::Engine>) {
+    let requested = std::time::Instant::now();
     let dropped = CancellationToken::new();
     let guard = DropGuard(dropped.clone());
-    let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::try_current().ok();
     let has_runtime = handle.is_some();
-    let spawned = pool::submit(Box::new(move || {
-        let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
-        let outcome = if handle.is_some() {
-            run_on_thread(request, limits, dropped, resident)
-        } else {
-            // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
-            match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
-                Ok(rt) => {
-                    let inner = rt.enter();
-                    let outcome = run_on_thread(request, limits, dropped, resident);
-                    drop(inner);
-                    outcome
-                }
-                Err(error) => (
-                    ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
-                    None,
-                ),
-            }
-        };
-        let _ = tx.send(outcome);
-    }));
-    if let Err(error) = spawned {
-        return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")), None);
-    }
     let exited = || {
         (
             ledger::Ledger::new(limits.max_output_bytes)
@@ -307,22 +290,59 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
             None,
         )
     };
-    // The backstop: the engine checks the wall ceiling while the program runs, but work the host does for
-    // it in one piece (turning an 80 MB completion into JSON) can outlast it. The caller gets its answer
-    // at the ceiling plus WALL_BACKSTOP whatever the run thread is doing; dropping `guard` then tells
-    // that thread to stop at its next check, and what it held is freed when it does. Only under a
-    // runtime (the one the run's timers use); the captured logs of such a run are not shown.
-    // `tokio::time::sleep` panics on a runtime without its time driver: no backstop there.
+    let work = async move {
+        pool::admission().await;
+        let (caller, thread) = pool::tether();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = pool::submit(Box::new(move || {
+            // Dropped last: the job is done once what it held is gone (an unread answer included).
+            let _thread = thread;
+            let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
+            let outcome = if handle.is_some() {
+                run_on_thread(request, limits, dropped, resident, requested)
+            } else {
+                // No caller runtime (a plain executor): timers need a driven one, so the run brings its own.
+                match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build() {
+                    Ok(rt) => {
+                        let inner = rt.enter();
+                        let outcome = run_on_thread(request, limits, dropped, resident, requested);
+                        drop(inner);
+                        outcome
+                    }
+                    Err(error) => (
+                        ledger::Ledger::new(limits.max_output_bytes)
+                            .failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")),
+                        None,
+                    ),
+                }
+            };
+            let _ = tx.send(outcome);
+        }));
+        if let Err(error) = spawned {
+            caller.answered();
+            return (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::WorkerExit, format!("worker error: {error}")), None);
+        }
+        let answer = rx.await;
+        caller.answered();
+        answer.unwrap_or_else(|_| exited())
+    };
+    // The backstop: the engine checks the wall ceiling while the program runs, but a step it cannot
+    // interrupt (one long built-in, turning an 80 MB completion into JSON) can outlast it. The caller gets
+    // its answer at the ceiling plus WALL_BACKSTOP whatever the run thread is doing; dropping `work` leaves
+    // the run abandoned (`pool.rs`, counted until its thread finishes) and dropping `guard` tells that
+    // thread to stop at its next check; what it held is freed when it does. Only under a runtime (the one
+    // the run's timers use); the captured logs of such a run are not shown. `tokio::time::sleep` panics on
+    // a runtime without its time driver: no backstop there.
     let backstop = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0)
         .ok()
         .filter(|_| has_runtime)
         .and_then(|wall| std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(wall + WALL_BACKSTOP))).ok());
     let outcome = match backstop {
         Some(backstop) => tokio::select! {
-            answer = rx => answer.unwrap_or_else(|_| exited()),
+            answer = work => answer,
             () = backstop => (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Timeout, engine::wall_message(&limits)), None),
         },
-        None => rx.await.unwrap_or_else(|_| exited()),
+        None => work.await,
     };
     drop(guard);
     outcome

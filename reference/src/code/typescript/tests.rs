@@ -718,6 +718,7 @@ fn figures_breakdown() {
             limits: limits(),
             dropped: tokio_util::sync::CancellationToken::new(),
             released: None,
+            requested: std::time::Instant::now(),
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         let _g = rt.enter();
