@@ -290,8 +290,11 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
             None,
         )
     };
+    let admitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let started = Arc::clone(&admitted);
     let work = async move {
         pool::admission().await;
+        started.store(true, std::sync::atomic::Ordering::Release);
         let (caller, thread) = pool::tether();
         let (tx, rx) = tokio::sync::oneshot::channel();
         let spawned = pool::submit(Box::new(move || {
@@ -340,7 +343,17 @@ async fn submit(request: CodeRunRequest, limits: CodeRuntimeLimits, resident: Op
     let outcome = match backstop {
         Some(backstop) => tokio::select! {
             answer = work => answer,
-            () = backstop => (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Timeout, engine::wall_message(&limits)), None),
+            () = backstop => {
+                let mut message = engine::wall_message(&limits);
+                if !admitted.load(std::sync::atomic::Ordering::Acquire) {
+                    // Said, not hidden: the program never ran (fail closed, `pool.rs`).
+                    message.push_str(&format!(
+                        " before the run started: {} earlier runs abandoned at their wall ceilings still hold their threads",
+                        pool::MAX_ABANDONED_RUNS
+                    ));
+                }
+                (ledger::Ledger::new(limits.max_output_bytes).failure(CodeRunErrorKind::Timeout, message), None)
+            }
         },
         None => work.await,
     };
