@@ -11,7 +11,7 @@ use crate::subject::SubjectInfo;
 
 /// Any agent field or step.
 pub const AGENTS: &str = "agents";
-/// A tool fixture's `plugin`, a `disposePlugin` or a `disposeRegistry` step.
+/// A tool or listener fixture's `plugin`, a `disposePlugin` or a `disposeRegistry` step.
 pub const PLUGINS: &str = "plugins";
 /// `setup.approval`.
 pub const APPROVAL: &str = "approval";
@@ -165,6 +165,9 @@ pub fn hook_listeners(hooks: &Hooks) -> Vec<Listener> {
 fn listener_features(listener: &Listener, add: &mut impl FnMut(&str)) {
     if listener.common().agent.is_some() {
         add(AGENTS);
+    }
+    if listener.common().plugin.is_some() {
+        add(PLUGINS);
     }
     match listener {
         Listener::Execute(_) => add(EXECUTE_WRAPPERS),
