@@ -11,7 +11,7 @@ export const HOOK_KINDS = ['preExecute', 'guards', 'execute', 'postExecute', 're
 // Listener fixtures → real listeners.
 
 function listenerCommon(listener, kind, actionKey) {
-  const allowed = new Set(['id', 'agent', 'tools', 'prepend', 'do', ...(actionKey ? [actionKey] : [])]);
+  const allowed = new Set(['id', 'agent', 'plugin', 'tools', 'prepend', 'do', ...(actionKey ? [actionKey] : [])]);
   for (const key of Object.keys(listener)) if (!allowed.has(key)) throw new AdapterError(`${kind} listener "${listener.id}": unknown field "${key}"`);
   if (actionKey !== undefined && !Object.hasOwn(listener, actionKey)) throw new AdapterError(`${kind} listener "${listener.id}": missing "${actionKey}"`);
   const tools = listener.tools;

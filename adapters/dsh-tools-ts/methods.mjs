@@ -17,6 +17,7 @@ const UPSTREAM_VERSION = JSON.parse(
 const FEATURES = [
   'agents', 'approval', 'execute-wrappers', 'post-execute', 'finalize-content', 'result-listeners', 'change-listeners',
   'code-mode', 'prompt', 'sdk', 'schema', 'plugins', 'presenters', 'dispatch-log', 'session-log',
+  'plain-context-restrict',
 ];
 const RUNTIMES = WorkerThreadCodeRuntime !== undefined ? ['typescript'] : [];
 
@@ -92,7 +93,9 @@ export const METHODS = {
   },
 
   'scope/restrict'(params, session) {
-    const ctx = session.ctxFor(need(params, 'agent', 'string'));
+    // Without an agent: the plain fixture context, which upstream rejects (SCOPE-017).
+    if (params.agent !== undefined && typeof params.agent !== 'string') throw new AdapterError('scope/restrict: agent must be a string');
+    const ctx = session.ctxFor(params.agent);
     const filter = {};
     if (params.allow !== undefined) filter.allow = params.allow;
     if (params.deny !== undefined) filter.deny = params.deny;

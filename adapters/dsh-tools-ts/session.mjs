@@ -218,11 +218,14 @@ export class FixtureSession {
     }
     this.ctx = fixtureCtx;
 
-    // Fixture plugins (a tool fixture's `plugin`): each a plain plugin fiber of its own, as a tool
-    // plugin is; disposing the fiber disposes what it registered (REG-014).
+    // Fixture plugins (the `plugin` of a tool or listener fixture of the setup): each a plain plugin
+    // fiber of its own, as a tool or policy plugin is; disposing the fiber disposes what it registered,
+    // tools and listeners alike (REG-014, PIPE-024).
     this.plugins = new Map(); // name -> { fiber, ctx, disposed }
-    for (const name of new Set((setup.tools ?? []).map((t) => t?.plugin).filter((p) => p !== undefined))) {
-      if (typeof name !== 'string') throw new AdapterError('session/open: a tool fixture\'s plugin is a name');
+    const hookFixtures = isObj(setup.hooks) ? Object.values(setup.hooks).filter(Array.isArray).flat() : [];
+    const named = [...(setup.tools ?? []), ...hookFixtures].map((f) => f?.plugin).filter((p) => p !== undefined);
+    for (const name of new Set(named)) {
+      if (typeof name !== 'string') throw new AdapterError('session/open: a fixture\'s plugin is a name');
       let pluginCtx;
       const pluginFiber = root.plugin({
         name: `dsh-conformance-plugin-${name}`,
@@ -360,13 +363,14 @@ export class FixtureSession {
   }
 
   registerTool(fixture) {
-    const ctx = fixture.plugin !== undefined ? this.pluginCtx(fixture) : this.ctxFor(fixture.agent);
+    const ctx = fixture.plugin !== undefined ? this.pluginCtx(fixture, `tool fixture "${fixture.name}"`) : this.ctxFor(fixture.agent);
     const definition = buildDefinition(this, fixture);
     return ctx.tools.register(definition());
   }
 
-  pluginCtx(fixture) {
-    if (fixture.agent !== undefined) throw new AdapterError(`tool fixture "${fixture.name}": plugin and agent exclude each other`);
+  /** The plain context of the fixture plugin a tool or listener fixture names (`what` names the fixture). */
+  pluginCtx(fixture, what) {
+    if (fixture.agent !== undefined) throw new AdapterError(`${what}: plugin and agent exclude each other`);
     const plugin = this.plugins.get(fixture.plugin);
     if (plugin === undefined) throw new AdapterError(`unknown plugin "${fixture.plugin}"`);
     if (plugin.disposed) throw new AdapterError(`plugin "${fixture.plugin}" is disposed`, -32003);
@@ -394,7 +398,7 @@ export class FixtureSession {
 
   addHook(kind, listener) {
     if (!isObj(listener) || typeof listener.id !== 'string') throw new AdapterError(`${kind} listener: expected a mapping with an id`);
-    const ctx = this.ctxFor(listener.agent);
+    const ctx = listener.plugin !== undefined ? this.pluginCtx(listener, `${kind} listener "${listener.id}"`) : this.ctxFor(listener.agent);
     const build = LISTENERS[kind];
     if (build === undefined) throw new AdapterError(`unknown hook kind "${kind}"`);
     return build(this, ctx, listener);

@@ -11,7 +11,7 @@ use crate::subject::SubjectInfo;
 
 /// Any agent field or step.
 pub const AGENTS: &str = "agents";
-/// A tool fixture's `plugin`, a `disposePlugin` or a `disposeRegistry` step.
+/// A tool or listener fixture's `plugin`, a `disposePlugin` or a `disposeRegistry` step.
 pub const PLUGINS: &str = "plugins";
 /// `setup.approval`.
 pub const APPROVAL: &str = "approval";
@@ -32,6 +32,10 @@ pub const CHANGE_LISTENERS: &str = "change-listeners";
 pub const DISPATCH_LOG: &str = "dispatch-log";
 /// `setup.sessionLog` (`session-append` events for every entry appended to an agent's session, RUN-058).
 pub const SESSION_LOG: &str = "session-log";
+/// A `restrict` step without `agent`: restrict through the plain context, which upstream rejects at run time
+/// (SCOPE-017); a subject whose API cannot express the call (the reference's takes an agent scope by type)
+/// does not declare it.
+pub const PLAIN_CONTEXT_RESTRICT: &str = "plain-context-restrict";
 /// `mode` other than `native`, or a `presentAs` step.
 pub const CODE_MODE: &str = "code-mode";
 /// `setup.codemode`: the dsh-codemode preset plugin.
@@ -64,6 +68,7 @@ pub fn required_features(scenario: &Scenario) -> BTreeSet<String> {
     for step in &scenario.steps {
         match &step.action {
             Action::AddHook(h) => listener_features(&h.listener, &mut add),
+            Action::Restrict(r) if r.agent.is_none() => add(PLAIN_CONTEXT_RESTRICT),
             Action::Restrict(_) | Action::OpenAgent(_) | Action::DropAgent(_) => add(AGENTS),
             Action::DisposePlugin(_) | Action::DisposeRegistry(_) => add(PLUGINS),
             Action::UnmountApproval(_) => add(APPROVAL),
@@ -165,6 +170,9 @@ pub fn hook_listeners(hooks: &Hooks) -> Vec<Listener> {
 fn listener_features(listener: &Listener, add: &mut impl FnMut(&str)) {
     if listener.common().agent.is_some() {
         add(AGENTS);
+    }
+    if listener.common().plugin.is_some() {
+        add(PLUGINS);
     }
     match listener {
         Listener::Execute(_) => add(EXECUTE_WRAPPERS),

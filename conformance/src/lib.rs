@@ -16,6 +16,7 @@ mod json_scan;
 pub mod listener;
 pub mod loader;
 pub mod matchers;
+pub mod nested;
 pub mod messages;
 pub mod outcome;
 pub mod presenter;

@@ -103,6 +103,8 @@ pub struct ListenerCommon<'a> {
     pub id: &'a str,
     /// Register through this agent's scope.
     pub agent: Option<&'a str>,
+    /// Register through this fixture plugin's plain context.
+    pub plugin: Option<&'a str>,
     /// Only these tools; others pass through untouched.
     pub tools: Option<&'a [String]>,
     /// Register ahead of the existing listeners.
@@ -124,6 +126,10 @@ macro_rules! listener {
             /// Register through this agent's scope.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub agent: Option<String>,
+            /// Register through the plain plugin context of this name (its own plugin fiber; not with
+            /// `agent`): disposing the plugin disposes the listener (PIPE-024).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub plugin: Option<String>,
             /// Only these tools; any other tool passes through untouched.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub tools: Option<Vec<String>>,
@@ -143,6 +149,7 @@ macro_rules! listener {
                 ListenerCommon {
                     id: &self.id,
                     agent: self.agent.as_deref(),
+                    plugin: self.plugin.as_deref(),
                     tools: self.tools.as_deref(),
                     prepend: self.prepend.unwrap_or(false),
                     r#do: self.r#do.as_deref(),
@@ -216,6 +223,9 @@ pub struct ResultListener {
     /// Register through this agent's scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Register through the plain plugin context of this name (not with `agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// Only these tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
@@ -233,6 +243,7 @@ impl ResultListener {
         ListenerCommon {
             id: &self.id,
             agent: self.agent.as_deref(),
+            plugin: self.plugin.as_deref(),
             tools: self.tools.as_deref(),
             prepend: self.prepend.unwrap_or(false),
             r#do: self.r#do.as_deref(),
@@ -249,6 +260,9 @@ pub struct ChangeListener {
     /// Register through this agent's scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Register through the plain plugin context of this name (not with `agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// Register ahead of the existing listeners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prepend: Option<bool>,
@@ -263,6 +277,7 @@ impl ChangeListener {
         ListenerCommon {
             id: &self.id,
             agent: self.agent.as_deref(),
+            plugin: self.plugin.as_deref(),
             tools: None,
             prepend: self.prepend.unwrap_or(false),
             r#do: self.r#do.as_deref(),

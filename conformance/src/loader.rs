@@ -158,6 +158,10 @@ pub fn load_scenarios_text(
         let pos = positions.field(pointer);
         LoadError { file: file.to_path_buf(), line: pos.line, column: pos.column, field: field.to_string(), message }
     };
+    let malformed = crate::nested::malformed(&value);
+    if !malformed.is_empty() {
+        return Err(malformed.into_iter().map(|(pointer, field, message)| errors_at(&pointer, &field, message)).collect());
+    }
     let family = value.get("scenarios").is_some();
     let scenarios = if family {
         serde_json::from_value::<Family>(value).map(|f| f.scenarios)

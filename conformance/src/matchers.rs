@@ -2,7 +2,8 @@
 //! exact or subset (`resultIncludes`: only the keys it names, recursively in mappings; lists always
 //! exactly), with the matchers `{ $any: true }`, `{ $regex: "..." }`, `{ $repeat: { text, times, suffix? } }`
 //! (a string that is `text` exactly `times` times, then `suffix`: a 64 MiB log checked whole at memory
-//! speed) and `{ $ordered: V }` (V exactly, with every mapping's keys in V's order) allowed anywhere in the
+//! speed), `{ $ordered: V }` (V exactly, with every mapping's keys in V's order) and `{ $nested: { depth,
+//! key?, leaf } }` (a value wrapped `depth` times around `leaf`: `nested.rs`) allowed anywhere in the
 //! expectation. The walk uses an explicit stack: the actual value may be arbitrarily deep.
 
 use std::fmt::Write as _;
@@ -11,6 +12,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::json;
+use crate::nested::Nested;
 
 /// How mappings compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,7 @@ enum Matcher<'a> {
     Regex(&'a str),
     Repeat(Repeat<'a>),
     Ordered(&'a Value),
+    Nested(Nested<'a>),
 }
 
 /// `{ $repeat: { text, times, suffix? } }`: `text` exactly `times` times, then `suffix` (default empty).
@@ -113,6 +116,7 @@ fn matcher(v: &Value) -> Result<Option<Matcher<'_>>, String> {
         ("$repeat", Value::Object(spec)) => Repeat::parse(spec).map(|r| Some(Matcher::Repeat(r))),
         ("$repeat", _) => Err("`$repeat` takes { text: string, times: non-negative integer, suffix?: string }".into()),
         ("$ordered", v) => Ok(Some(Matcher::Ordered(v))),
+        ("$nested", v) => Nested::parse(v).map(|n| Some(Matcher::Nested(n))),
         (k, _) if k.starts_with('$') => Err(format!("unknown matcher {k:?}")),
         _ => Ok(None),
     }
@@ -170,6 +174,8 @@ enum Seg<'a> {
     Root,
     Key(&'a str),
     Index(usize),
+    /// `n` levels of a `$nested` wrapper: `[0]` each, or `.key` each.
+    Levels(u64, Option<&'a str>),
 }
 
 /// Paths kept as parent links and written out only for the error: writing every path while descending
@@ -207,6 +213,14 @@ impl<'a> Paths<'a> {
                 Seg::Index(i) => {
                     let _ = write!(path, "[{i}]");
                 }
+                Seg::Levels(n, key) => {
+                    let mut one = String::new();
+                    match key {
+                        None => one.push_str("[0]"),
+                        Some(k) => push_key(&mut one, k),
+                    }
+                    let _ = write!(path, "({one}×{n})");
+                }
                 Seg::Root => {}
             }
         }
@@ -239,6 +253,28 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
                         return Err(MatchError::Mismatch { path, what: format!("{} does not match /{re}/", short(a)) });
                     }
                     _ => return Err(MatchError::Mismatch { path, what: format!("expected a string matching /{re}/, got {}", kind(a)) }),
+                }
+            }
+            Ok(Some(Matcher::Nested(nested))) => {
+                let leaf = nested.unwrap(a);
+                // One path node for the levels walked, written `[0]×N`: a mismatch names the exact level
+                // without a path as long as the value is deep.
+                let walked = match &leaf {
+                    Ok(_) => nested.depth,
+                    Err((level, _)) => *level,
+                };
+                let at = if walked == 0 { at } else { paths.child(at, Seg::Levels(walked, nested.key)) };
+                match leaf {
+                    Ok(inner) => {
+                        let lists = nested.key.is_none() && nested.depth > 0;
+                        let mode = if lists && mode == MatchMode::Includes { MatchMode::Exact } else { mode };
+                        stack.push((nested.leaf, inner, mode, at));
+                        continue;
+                    }
+                    Err((level, what)) => {
+                        let what = format!("{what} at level {level} of {}", nested.describe());
+                        return Err(MatchError::Mismatch { path: paths.render(at), what });
+                    }
                 }
             }
             Ok(Some(Matcher::Repeat(repeat))) => match a {
@@ -340,6 +376,7 @@ fn shown_expectation(e: &Value, a: &Value, depth: usize) -> Value {
             Matcher::Regex(re) => matches!((Regex::new(re), a), (Ok(r), Value::String(s)) if r.is_match(s)),
             Matcher::Repeat(repeat) => matches!(a, Value::String(s) if repeat.matches(s)),
             Matcher::Ordered(inner) => return shown_expectation(inner, a, depth + 1),
+            Matcher::Nested(nested) => matches!(nested.unwrap(a), Ok(inner) if check(nested.leaf, inner, MatchMode::Exact).is_ok()),
         };
         return if matched && json::depth(a) <= SHALLOW { a.clone() } else { e.clone() };
     }
@@ -405,6 +442,27 @@ mod tests {
         );
         assert!(ok(json!(1.0), json!(1), MatchMode::Exact));
         assert!(!ok(json!("1"), json!(1), MatchMode::Exact));
+    }
+
+    #[test]
+    fn nested_walks_every_level_and_names_the_one_that_differs() {
+        let deep = |n: usize, leaf: Value| (0..n).fold(leaf, |v, _| Value::Array(vec![v]));
+        let e = json!({ "deep": { "$nested": { "depth": 5000, "leaf": [] } } });
+        // Deep values are taken apart without recursion (`json::dismantle`), as the checker's are.
+        for (depth, want) in [(5000, true), (4999, false), (5001, false)] {
+            let actual = Value::Object(std::iter::once(("deep".to_owned(), deep(depth, json!([])))).collect());
+            assert_eq!(check(&e, &actual, MatchMode::Exact).is_ok(), want, "depth {depth}");
+            json::dismantle(actual);
+        }
+        let Err(MatchError::Mismatch { path, what }) = check(&e, &Value::Object(std::iter::once(("deep".to_owned(), deep(3, json!([1, 2])))).collect()), MatchMode::Exact) else {
+            panic!("expected a mismatch");
+        };
+        assert_eq!(path, "$.deep([0]×3)");
+        assert_eq!(what, "expected a one-item list, got a list of 2 items at level 3 of 5000 levels of a one-item list");
+        let keyed = json!({ "$nested": { "depth": 2, "key": "k", "leaf": { "$any": true } } });
+        assert!(ok(keyed.clone(), json!({ "k": { "k": 7 } }), MatchMode::Includes));
+        assert!(!ok(keyed, json!({ "k": { "k": 7, "x": 1 } }), MatchMode::Includes));
+        assert!(matches!(check(&json!({ "$nested": { "depth": 1 } }), &json!([1]), MatchMode::Exact), Err(MatchError::BadMatcher { .. })));
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl RequestBuilder {
             ),
             Action::Restrict(r) => one(
                 "scope/restrict",
-                self.params(vec![("agent", s(&r.agent)), ("allow", strings(&r.allow)), ("deny", strings(&r.deny)), ("as", so(&r.as_))]),
+                self.params(vec![("agent", so(&r.agent)), ("allow", strings(&r.allow)), ("deny", strings(&r.deny)), ("as", so(&r.as_))]),
             ),
             Action::PresentAs(p) => {
                 one("scope/presentAs", self.params(vec![("agent", so(&p.agent)), ("mode", s(&p.mode)), ("as", so(&p.as_))]))

@@ -310,12 +310,13 @@ impl From<AddHook> for Map<String, Value> {
     }
 }
 
-/// `restrict: { agent, allow?, deny?, as? }`.
+/// `restrict: { agent?, allow?, deny?, as? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Restrict {
-    /// The agent scope.
-    pub agent: String,
+    /// The agent scope; absent = the plain context (feature `plain-context-restrict`, SCOPE-017).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Names allowed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow: Option<Vec<String>>,

@@ -192,3 +192,19 @@ fn yml_extension_and_multiple_documents() {
     assert!(msgs.iter().any(|m| m.starts_with("spec/scenarios/x.yml:1:1: ")));
     assert!(msgs.iter().any(|m| m.starts_with("spec/scenarios/two.yaml:2:1: YAML syntax: ")), "{msgs:?}");
 }
+
+#[test]
+fn malformed_nested_matcher_names_file_line_and_field() {
+    let bad = GOOD.replace(
+        "      result: { isError: false, value: hi, content: [{ type: text, text: hi }] }\n",
+        "      result:\n        isError: false\n        value: { $nested: { depth: many, leaf: hi } }\n        content: [{ type: text, text: hi }]\n",
+    );
+    let root = spec_tree("nested", &[("rules/reg.yaml", RULES), ("scenarios/reg/bad.yaml", &bad)]);
+    let got = messages(&root);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with("spec/scenarios/reg/bad.yaml:14:9: steps[0].expect.result.value: `$nested` takes"),
+        "{got:?}"
+    );
+    assert!(got[0].ends_with("`depth` is \"many\""), "{got:?}");
+}

@@ -29,6 +29,10 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// `session-log`: `setup.sessionLog`, every `ToolRuntime::on_session_append` entry as a `session-append`
 /// event (`code.rs`).
 ///
+/// Not declared: `plain-context-restrict`. `ToolRuntime::restrict` takes an agent scope by type, so a
+/// plain-context restrict cannot be written against the reference (SCOPE-017); `scope/restrict` without an
+/// agent is refused as unsupported rather than answered with a made-up throw.
+///
 /// `schema`: `schema/check`, `schema/validate` and `schema/compile` through `dsh_tools`' public schema
 /// functions (`schema.rs`).
 ///

@@ -11,7 +11,7 @@ use super::verdict::Verdict;
 use crate::adapter::wire;
 
 /// Every feature name the suite knows (`spec/README.md` § Features; `conformance/ADAPTERS.md`).
-pub const KNOWN_FEATURES: [&str; 17] = [
+pub const KNOWN_FEATURES: [&str; 18] = [
     features::AGENTS,
     features::APPROVAL,
     features::EXECUTE_WRAPPERS,
@@ -29,6 +29,7 @@ pub const KNOWN_FEATURES: [&str; 17] = [
     features::PRESENTERS,
     features::DISPATCH_LOG,
     features::SESSION_LOG,
+    features::PLAIN_CONTEXT_RESTRICT,
 ];
 
 /// The code runtimes the suite knows (`setup.runtime`).

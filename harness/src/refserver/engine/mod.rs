@@ -1,6 +1,6 @@
 //! The `dsh-tools` side of a session: builds the `ToolRuntime` from `setup` (agents, then tools, then
 //! hooks, in order), installs the subject's own observers, and holds what the session registered; the
-//! registry requests it serves are in `requests.rs`.
+//! registry requests it serves are in `requests.rs`, the listener fixtures in `listeners.rs`.
 //!
 //! Every hook kind is mounted (`prepend: true` through the runtime's `prepend_*` registrations), the
 //! approval seam when `setup.approval` is present, agent masks (`scope/restrict`) and presentations
@@ -12,9 +12,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use dsh_conformance::fixture::{Mode, Setup, ToolFixture};
-use dsh_conformance::listener::{
-    ChangeListener, DispatchLogListener, ExecuteListener, GuardListener, Hooks, PostExecuteListener, PreExecuteListener, ResultListener,
-};
 use dsh_tools::{
     ErrorCode, HookGuard, Registration, RegisterErrorKind, ScopeKey, ToolExecutionInput, ToolMode, ToolRuntime,
     ToolsConfig, pre_execute_fn,
@@ -22,11 +19,12 @@ use dsh_tools::{
 use serde_json::Value;
 
 mod codemode;
+mod listeners;
 mod requests;
 
 use super::deep;
 use super::fixtures::approval::FixtureApproval;
-use super::fixtures::{hooks, tool};
+use super::fixtures::tool;
 use super::result;
 use super::rpc::{self, Failure, INVALID_STATE, Params, SETUP_REJECTED};
 use super::shared::{CallTask, Shared};
@@ -100,6 +98,9 @@ struct State {
     next_seq: u64,
     /// Handles disposed already: disposing one again calls the same (now no-op) disposer again.
     disposed: std::collections::HashSet<String>,
+    /// The fixture plugins: every `plugin` a tool or listener fixture of the setup names (started at
+    /// `session/open`, as upstream's adapter starts their fibers).
+    plugins: std::collections::HashSet<String>,
     /// Fixture plugins disposed already (a plugin's fiber does not restart).
     disposed_plugins: std::collections::HashSet<String>,
     /// The code runtime the dsh-codemode plugin runs on (`codemode/environments`).
@@ -145,6 +146,10 @@ impl Engine {
             .map_err(|e| Failure::new(SETUP_REJECTED, format!("setup: the tools config was rejected: {}", e.message)))?;
         let engine = Engine { runtime, prompt, shared, fixtures, state: Mutex::default() };
         engine.install_own_observers();
+        let listeners = setup.hooks.as_ref().map(dsh_conformance::features::hook_listeners).unwrap_or_default();
+        let tool_plugins = setup.tools.iter().flatten().filter_map(|t| t.plugin.clone());
+        let hook_plugins = listeners.iter().filter_map(|l| l.common().plugin.map(str::to_owned));
+        engine.state().plugins = tool_plugins.chain(hook_plugins).collect();
         if setup.logs == Some(true) {
             let shared = engine.shared.clone();
             let sink = engine.runtime.on_log(Arc::new(move |line| {
@@ -215,31 +220,6 @@ impl Engine {
         self.state().own.extend([capture, publish, dispatch_log]);
     }
 
-    fn add_setup_hooks(&self, hooks: &Hooks) -> Result<(), Failure> {
-        for l in hooks.pre_execute.iter().flatten() {
-            self.add_pre_execute(l, None)?;
-        }
-        for l in hooks.guards.iter().flatten() {
-            self.add_guard(l, None)?;
-        }
-        for l in hooks.execute.iter().flatten() {
-            self.add_execute(l, None)?;
-        }
-        for l in hooks.post_execute.iter().flatten() {
-            self.add_post_execute(l, None)?;
-        }
-        for l in hooks.results.iter().flatten() {
-            self.add_results(l, None)?;
-        }
-        for l in hooks.changes.iter().flatten() {
-            self.add_changes(l, None)?;
-        }
-        for l in hooks.dispatch_log.iter().flatten() {
-            self.add_dispatch_log(l, None)?;
-        }
-        Ok(())
-    }
-
     /// The scope key of an agent named in a request (a dropped agent's key still answers lookups).
     fn agent_key(&self, agent: Option<&str>) -> Result<Option<ScopeKey>, Failure> {
         let Some(name) = agent else { return Ok(None) };
@@ -302,12 +282,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Disposes a fixture plugin: every registration made through it goes, as disposing a plain plugin
-    /// fiber does upstream (one `tools/change` per tool). The Rust API has no fibers: a plugin's
+    /// Disposes a fixture plugin: every registration made through it — tools and listeners — goes, newest
+    /// first, as disposing a plain plugin fiber does upstream (one `tools/change` per tool; REG-014,
+    /// PIPE-024). The Rust API has no fibers: a plugin's
     /// registrations are its `Registration` handles, dropped together.
     fn dispose_plugin(&self, name: &str) -> Result<(), Failure> {
         let dropped = {
             let mut state = self.state();
+            if !state.plugins.contains(name) {
+                return Err(Failure::unknown("plugin", name));
+            }
             if !state.disposed_plugins.insert(name.to_owned()) {
                 return Err(Failure::new(INVALID_STATE, format!("plugin {name:?} is already disposed")));
             }
@@ -324,11 +308,6 @@ impl Engine {
         };
         drop(dropped);
         Ok(())
-    }
-
-    /// Keeps a listener's guard under `alias`, else under the listener's id.
-    fn hold_hook(&self, id: &str, alias: Option<&str>, agent: Option<&String>, guard: HookGuard) {
-        self.hold(alias.unwrap_or(id).to_owned(), Held { seq: 0, agent: agent.cloned(), plugin: None, _guard: Guard::Hook(guard) });
     }
 
     fn hold(&self, handle: String, mut held: Held) {
@@ -349,9 +328,7 @@ impl Engine {
             if fixture.agent.is_some() {
                 return Err(Failure::params(format!("tool fixture {handle:?}: `plugin` and `agent` exclude each other")));
             }
-            if self.state().disposed_plugins.contains(plugin) {
-                return Err(Failure::new(INVALID_STATE, format!("plugin {plugin:?} is disposed")));
-            }
+            self.plugin_alive(plugin)?;
         }
         let scope = self.registering_scope(fixture.agent.as_deref())?;
         let definition = tool::definition(fixture, &self.shared)?;
@@ -374,86 +351,6 @@ impl Engine {
                 Ok(Err(Threw { message: e.message, name: e.name, code, violations }))
             }
         }
-    }
-
-    fn add_pre_execute(&self, l: &PreExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
-        let listener = hooks::pre_execute(l, &self.shared)?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = if l.common().prepend {
-            self.runtime.prepend_pre_execute(scope.as_ref(), listener)
-        } else {
-            self.runtime.on_pre_execute(scope.as_ref(), listener)
-        };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    fn add_guard(&self, l: &GuardListener, alias: Option<&str>) -> Result<(), Failure> {
-        let guard_fn = hooks::guard(l, &self.shared)?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = self.runtime.guard_fallible(scope.as_ref(), guard_fn);
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    fn add_execute(&self, l: &ExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
-        let wrapper = hooks::execute(l, &self.shared)?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = if l.common().prepend {
-            self.runtime.prepend_execute(scope.as_ref(), wrapper)
-        } else {
-            self.runtime.on_execute(scope.as_ref(), wrapper)
-        };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    fn add_post_execute(&self, l: &PostExecuteListener, alias: Option<&str>) -> Result<(), Failure> {
-        let listener = hooks::post_execute(l, &self.shared)?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = if l.common().prepend {
-            self.runtime.prepend_post_execute(scope.as_ref(), listener)
-        } else {
-            self.runtime.on_post_execute(scope.as_ref(), listener)
-        };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    /// A `tools/change` observer. `dsh-tools` notifies change observers of every registry change (there
-    /// is no scoped variant): one registered through an agent is dropped with the agent.
-    fn add_changes(&self, l: &ChangeListener, alias: Option<&str>) -> Result<(), Failure> {
-        let observer = hooks::changes(l, &self.shared)?;
-        self.registering_scope(l.agent.as_deref())?;
-        let guard =
-            if l.common().prepend { self.runtime.prepend_change(observer) } else { self.runtime.on_change(observer) };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    /// A `tools/code-dispatch-log` listener (RUN-046..RUN-049).
-    fn add_dispatch_log(&self, l: &DispatchLogListener, alias: Option<&str>) -> Result<(), Failure> {
-        let listener = super::fixtures::dispatch_log::dispatch_log(l, &self.shared)?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = if l.common().prepend {
-            self.runtime.prepend_code_dispatch_log(scope.as_ref(), listener)
-        } else {
-            self.runtime.on_code_dispatch_log(scope.as_ref(), listener)
-        };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
-    }
-
-    fn add_results(&self, l: &ResultListener, alias: Option<&str>) -> Result<(), Failure> {
-        let observer = hooks::results(l, &self.shared, self.runtime.observer_failure_log())?;
-        let scope = self.registering_scope(l.agent.as_deref())?;
-        let guard = match (&scope, l.common().prepend) {
-            (_, true) => self.runtime.prepend_result(scope.as_ref(), observer),
-            (None, false) => self.runtime.on_result(observer),
-            (Some(key), false) => self.runtime.on_result_in(key, observer),
-        };
-        self.hold_hook(&l.id, alias, l.agent.as_ref(), guard);
-        Ok(())
     }
 
     /// Starts a call: records it and returns the task that executes it and publishes its result.

@@ -137,8 +137,15 @@ impl Engine {
 
     /// `tools.restrict` through the agent's scope; the mask is kept under `as` when given, otherwise it
     /// stays until the agent is dropped (upstream's adapter then loses the disposer, not the mask).
+    /// `tools.restrict` through the agent's scope. Without an agent it is the plain-context restrict the
+    /// reference's API cannot express (`ToolRuntime::restrict` takes a scope by type, SCOPE-017): refused as
+    /// unsupported, and `plain-context-restrict` is not declared.
     fn restrict(&self, params: Params<'_>) -> Result<Value, Failure> {
-        let agent = params.str("agent")?;
+        let Some(agent) = params.opt_str("agent")? else {
+            return Err(Failure::unsupported(
+                "a plain-context restrict: `ToolRuntime::restrict` takes an agent scope by type (SCOPE-017)",
+            ));
+        };
         let Some(key) = self.registering_scope(Some(agent))? else {
             return Err(Failure::unknown("agent", agent));
         };
