@@ -24,7 +24,7 @@
 //! | not contained | a bug in QuickJS or in the host functions is a bug in the host process (one address space); the time one built-in that neither allocates nor polls the interrupt handler takes (`Array(2 ** 32 - 1).join("")`: minutes), during which its abandoned run keeps a thread busy and, with `MAX_ABANDONED_RUNS` such runs, new runs wait and end at their wall ceiling unstarted | kernel bugs reachable through the calls it may make; reading the allowed directories; the metadata (`stat`) of any path; its share of the CPU within its budget | everything in the rows above |
 //! | without kernel support | — | the runtime refuses to be built (Landlock ABI 6 and seccomp filters are required), naming what is missing | runs anyway |
 //!
-//! Spec: RUN-* (the code-runtime rules of `spec/rules/code-run.yaml`).
+//! Spec: RUN-* (the code-runtime rules of `spec/rules/code-run.yaml` and `code-run-runtimes.yaml`).
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
