@@ -21,7 +21,7 @@
 //!   can keep a call out of an audit trail.
 //!
 //! This module holds the trait, the delegate handle and the table (`ExecutorTable`); the facade
-//! (`runtime.rs`) routes `execute` through it and the prompt contribution (`contribution.rs`) asks it for
+//! (`runtime/execute.rs`) routes `execute` through it and the prompt contribution (`contribution.rs`) asks it for
 //! the request surface. It knows nothing of the pipeline: the delegate is a closure the facade supplies.
 //!
 //! Spec: CDM-001..CDM-007, CDM-046, CDM-047.
