@@ -246,6 +246,14 @@ impl ToolRuntime {
         self.inner.pipeline.registry.schemas(scope)
     }
 
+    /// A number that changes before any change to the registry (a tool registered or dropped, a mask set
+    /// or lifted): read it before [`schemas`](Self::schemas), and what they gave is still what they give
+    /// while it stays the same. For a host's caches of what the visible tools imply (dsh-codemode keeps its
+    /// binding names per generation, as `run_code` does).
+    pub fn registry_generation(&self) -> u64 {
+        self.inner.pipeline.registry.generation()
+    }
+
     /// Add a `tools/pre-execute` listener (global, or observing one agent scope and its nested scopes).
     pub fn on_pre_execute(&self, scope: Option<&ScopeKey>, listener: Arc<dyn PreExecuteListener>) -> HookGuard {
         self.inner.pipeline.pre_execute.add(scope, listener)
