@@ -76,6 +76,13 @@ fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
         return;
     };
     let rt = ToolRuntime::new(ToolsConfig::with_mode(ToolMode::Code));
+    // `--no-body-ceiling`: the same figures without the body ceiling's clock (issue 39 item 4's A/B).
+    let suffix = &if std::env::args().any(|a| a == "--no-body-ceiling") {
+        rt.set_body_ceiling(None);
+        format!("{suffix}_no_body_ceiling")
+    } else {
+        suffix.to_owned()
+    };
     let _echo = rt.register(echo(), None);
     let _mounted = rt.mount_code_runtime(runtime);
     let mut bench = Bench { tokio, rt, next: 0 };

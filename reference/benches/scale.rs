@@ -160,6 +160,30 @@ fn main() {
             trivial_runs(&tokio, &rt, &figure, "return 1", big);
         }
 
+        // The Python SDK text (ours only: rc.8 renders it, but its bench assembles the TypeScript one):
+        // warm, and after a change, where it is rendered whole (its class names are allocated across tools).
+        let figure = format!("code_prompt_assemble_python_{n}_tools_after_change_total");
+        if (wanted(&figure) || wanted(&format!("code_prompt_assemble_python_{n}_tools_total")))
+            && let Ok(runtime) = PythonRuntime::new(CodeRuntimeLimits::default())
+            && let Ok(prompt) = SystemPrompt::new(PromptConfig::default())
+            && let Ok(rt) = ToolRuntime::try_with_prompt(ToolsConfig::with_mode(ToolMode::Code), &prompt)
+        {
+            let _mounted = rt.mount_code_runtime(Arc::new(runtime));
+            let _tools: Vec<_> = (0..n).filter_map(|k| rt.register(scale_tool(k), None).ok()).collect();
+            let rounds = if big { 3 } else { 7 };
+            let assemble = || prompt.assemble(None).map(|assembly| !assembly.render().is_empty()).unwrap_or(false);
+            if let Some(samples) = timed(rounds, 1, assemble) {
+                report(&format!("code_prompt_assemble_python_{n}_tools_total"), 1, samples);
+            }
+            let samples = timed(rounds, 1, || {
+                drop(rt.register(scale_tool(n), None));
+                assemble()
+            });
+            if let Some(samples) = samples {
+                report(&figure, 1, samples);
+            }
+        }
+
         // The same with the Python runtime (ours only: upstream has no Python runtime).
         let figure = format!("run_code_trivial_python_{n}_tools_per_run");
         if wanted(&figure) {
