@@ -31,8 +31,11 @@ pub(crate) struct Shared {
     logger: Option<LogSink>,
     warned: AtomicBool,
     /// The `tools` namespace's names per agent, for one registry generation.
-    names: Mutex<(u64, Vec<(Option<ScopeKey>, Arc<BindingNames>)>)>,
+    names: Mutex<(u64, ScopedNames)>,
 }
+
+/// The binding names kept for one generation, per agent.
+type ScopedNames = Vec<(Option<ScopeKey>, Arc<BindingNames>)>;
 
 /// Most agents whose binding names are kept for one generation.
 const NAMES_ENTRIES: usize = 64;

@@ -83,6 +83,9 @@ use super::process::{self, GroupGuard, Interpreter, Leader, Spawned};
 /// A fork reply: the child's pid and where its exit status will arrive, or why the fork failed.
 type Reply = Result<(i32, oneshot::Receiver<i32>), String>;
 
+/// A sent fork request: where its reply arrives, the zygote asked, and the names table the child will hold.
+type Requested = (oneshot::Receiver<Reply>, Arc<Mutex<Shared>>, Option<u64>);
+
 /// How long a fork request may go unanswered before the fork server is taken for wedged: it is killed
 /// (its runs die with it), the request falls back to a direct spawn, and the next request starts a new
 /// one. A fork takes about a millisecond; this is generous for a loaded machine.
@@ -199,7 +202,7 @@ impl Zygote {
     /// Send one fork request (starting or replacing the zygote first if needed, loading `wanted` as its
     /// table when the previous request wanted it too); the reply arrives on the returned receiver, the
     /// zygote asked is known by its shared state, and the child will hold the table whose id comes back.
-    fn request(&self, fds: &[OwnedFd; 3], wanted: Option<&BindingNames>) -> io::Result<(oneshot::Receiver<Reply>, Arc<Mutex<Shared>>, Option<u64>)> {
+    fn request(&self, fds: &[OwnedFd; 3], wanted: Option<&BindingNames>) -> io::Result<Requested> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(current) = live.as_ref() {
             // A request older than FORK_REPLY still unanswered: the zygote is wedged, even when the run
