@@ -14,7 +14,9 @@
 //! on their own threads and processes).
 //!
 //! Arguments that do not start with `--` filter the figures by substring (`cargo bench --bench code --
-//! seq_calls_per_run_python`).
+//! seq_calls_per_run_python`). `--no-body-ceiling` runs the pipeline figures with the body ceiling off
+//! (`ToolRuntime::set_body_ceiling(None)`, figures suffixed `_no_body_ceiling`): the ceiling clock's A/B in
+//! one binary and one sitting.
 //!
 //! Spec: none (performance anchors, see DESIGN.md); the workloads exercise the RUN bridge rules.
 

@@ -10,6 +10,9 @@
 //! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000);
 //! `run_code_trivial_python_<n>_tools_per_run` (ours only: upstream has no Python runtime) is the same
 //! program on the Python runtime.
+//! `code_prompt_assemble_python_<n>_tools_total` and `..._after_change_total` (ours only: rc.8's bench
+//! assembles the TypeScript SDK) are the prompt with the Python runtime mounted; after a change its SDK
+//! text is rendered whole (class names are allocated across tools), from the registry's schemas borrowed.
 //! `run_code_floor_typescript_<n>_bindings_per_run` (ours only) runs the same program straight through
 //! `CodeRuntime::run` with `n` no-op bindings (built once, shared by the runs), no pipeline: what the
 //! runtime's side of the bindings costs.
