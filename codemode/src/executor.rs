@@ -16,6 +16,7 @@ use dsh_tools::{ExecutionMode, ExecutorRoute, NativeExecutor, ToolExecutionInput
 
 use crate::rules::{CODE_RUN_NAME, rejection};
 use crate::shared::Shared;
+use crate::view::{Presentation, classify};
 
 /// The name of the section the executor contributes.
 pub const SDK_SECTION: &str = "tools:sdk";
@@ -59,6 +60,13 @@ impl CodemodeExecutor {
             return false;
         }
         let Some(runtime) = self.shared.runtime.upgrade() else { return false };
+        // A native name (`code_run`, a preset tool) is never rejected, and its class alone says so: the
+        // agent's whole view (a copy of every schema it sees) is built only for a name the rules mask,
+        // to tell a visible masked tool from a name the agent does not see (issue 39).
+        if classify(&runtime, self.shared.preset.as_ref(), &input.name) == Presentation::Native {
+            self.shared.warn_host_mount();
+            return false;
+        }
         self.shared.view_for(&runtime, input.agent.as_ref()).is_masked(&input.name)
     }
 }

@@ -5,7 +5,10 @@
 //! parent — the nested marker the executor reads — so it runs the whole pipeline through the native
 //! executor. Only the program's logs and completion value reach the model; program calls write no
 //! dispatch log. Each run names its agent's state owner (`retention.rs`): a `persistent-in-memory` code
-//! runtime keeps the agent's environment across calls, a `per-call` one runs fresh every call.
+//! runtime keeps the agent's environment across calls, a `per-call` one runs fresh every call. The names
+//! are the plugin's, kept per registry generation and agent (`shared.rs`), and every binding is one
+//! dispatcher handed the name, so a run's set-up does not grow with the catalogue
+//! (`cargo bench -p dsh-codemode --bench code_run`).
 //!
 //! Spec: CDM-024, CDM-026..CDM-031, CDM-036, CDM-037, CDM-044.
 
@@ -15,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use dsh_tools::code::flavor::{output_spec, parameter_spec, resolve_flavor};
 use dsh_tools::code::render::{NO_OUTPUT, render_output_capped};
 use dsh_tools::code::{
-    BindingFn, CodeBindingErrorClass, CodeBindingNamespace, CodeRunRequest, DEFAULT_ABORT_REASON, RunSignal,
+    CodeBindingErrorClass, CodeBindingNamespace, CodeBindings, CodeRunRequest, DEFAULT_ABORT_REASON, DispatchFn, RunSignal,
 };
 use dsh_tools::{OutputDeclaration, Parameters, ToolDefinition, ToolExecutionInput, ToolFailure, ToolRunContext};
 use serde_json::{Map, Value, json};
@@ -61,17 +64,15 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     let lease = shared.retention.owner(&runtime, ctx.agent())?;
     let signal = RunSignal::new();
     let counter = Arc::new(AtomicU64::new(0));
-    let functions: Vec<(String, BindingFn)> = runtime
-        .schemas(ctx.agent())
-        .into_iter()
-        .filter(|s| s.name != CODE_RUN_NAME)
-        .map(|s| (s.name.clone(), binding(s.name, &runtime, &ctx, &signal, &counter)))
-        .collect();
+    // The names from the plugin's cache (made once per registry generation and agent), every binding one
+    // dispatcher: a run copies no schema and makes no per-tool closure (issue 39).
+    let names = shared.binding_names(&runtime, ctx.agent());
+    let functions = CodeBindings::dispatch(names, dispatcher(&runtime, &ctx, &signal, &counter));
     let request = CodeRunRequest {
         program: code,
         bindings: vec![CodeBindingNamespace {
             global: "tools".into(),
-            functions: functions.into(),
+            functions,
             error_class: Some(CodeBindingErrorClass { name: "ToolCallError".into(), member_name_property: "toolName".into() }),
         }],
         signal: signal.clone(),
@@ -96,15 +97,15 @@ async fn run(shared: Arc<Shared>, args: Arc<Value>, ctx: ToolRunContext) -> Resu
     }
 }
 
-/// One binding: a nested call through the facade, so the executor sees it and delegates it.
-fn binding(name: String, runtime: &dsh_tools::ToolRuntime, ctx: &ToolRunContext, signal: &RunSignal, counter: &Arc<AtomicU64>) -> BindingFn {
+/// Every binding: a nested call of the named tool through the facade, so the executor sees it and delegates it.
+fn dispatcher(runtime: &dsh_tools::ToolRuntime, ctx: &ToolRunContext, signal: &RunSignal, counter: &Arc<AtomicU64>) -> DispatchFn {
     let runtime = runtime.downgrade();
     let (ctx, signal, counter) = (ctx.clone(), signal.clone(), Arc::clone(counter));
-    Arc::new(move |argument: Option<Value>| {
+    Arc::new(move |name: &str, argument: Option<Value>| {
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         let input = ToolExecutionInput {
             call_id: format!("{}{PTC_ID_MARKER}{n}", ctx.call_id()),
-            name: name.clone(),
+            name: name.to_owned(),
             arguments: argument.unwrap_or_else(|| Value::Object(Map::new())),
             signal: signal.token().child_token(),
             agent: ctx.agent().cloned(),

@@ -71,8 +71,9 @@ impl CatalogView {
     }
 }
 
-/// Classify one name. `preset`: the preset's scope label (`None`: mounted at the host layer).
-fn classify(runtime: &ToolRuntime, preset: Option<&ScopeKey>, name: &str) -> Presentation {
+/// Classify one name. `preset`: the preset's scope label (`None`: mounted at the host layer). The class
+/// depends on the name and the registry's layers only (what [`ViewCache`] caches per name).
+pub(crate) fn classify(runtime: &ToolRuntime, preset: Option<&ScopeKey>, name: &str) -> Presentation {
     if name == CODE_RUN_NAME {
         return Presentation::Native;
     }

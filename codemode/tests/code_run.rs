@@ -246,3 +246,17 @@ async fn an_aborted_code_run_carries_its_callers_reason() {
     // RUN-032's relay: the caller's reason, not the default one, is what the model reads.
     assert_eq!(result.to_json()["error"]["message"], "code run failed (abort): stopped by the user", "{}", result.to_json());
 }
+
+/// The `tools` namespace's names are kept per registry generation (issue 39): a tool registered after a
+/// run is a binding of the next run, and one dropped is no longer.
+#[tokio::test]
+async fn program_bindings_follow_registry_changes() {
+    let world = World::new(typescript());
+    let program = "return ['late_echo' in tools, 'g_echo' in tools];";
+    assert_eq!(value(&world.code_run(program).await), json!([false, true]));
+    let late = world.runtime.register(common::tool("late_echo", "G", &world.bodies), None).unwrap();
+    assert_eq!(value(&world.code_run(program).await), json!([true, true]));
+    assert_eq!(value(&world.code_run("return await tools.late_echo({});").await), json!("G:late_echo"));
+    drop(late);
+    assert_eq!(value(&world.code_run(program).await), json!([false, true]));
+}

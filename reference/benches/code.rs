@@ -14,7 +14,9 @@
 //! on their own threads and processes).
 //!
 //! Arguments that do not start with `--` filter the figures by substring (`cargo bench --bench code --
-//! seq_calls_per_run_python`).
+//! seq_calls_per_run_python`). `--no-body-ceiling` runs the pipeline figures with the body ceiling off
+//! (`ToolRuntime::set_body_ceiling(None)`, figures suffixed `_no_body_ceiling`): the ceiling clock's A/B in
+//! one binary and one sitting.
 //!
 //! Spec: none (performance anchors, see DESIGN.md); the workloads exercise the RUN bridge rules.
 
@@ -76,6 +78,13 @@ fn bench(runtime: Arc<dyn CodeRuntime>, suffix: &str, programs: [&str; 3]) {
         return;
     };
     let rt = ToolRuntime::new(ToolsConfig::with_mode(ToolMode::Code));
+    // `--no-body-ceiling`: the same figures without the body ceiling's clock (issue 39 item 4's A/B).
+    let suffix = &if std::env::args().any(|a| a == "--no-body-ceiling") {
+        rt.set_body_ceiling(None);
+        format!("{suffix}_no_body_ceiling")
+    } else {
+        suffix.to_owned()
+    };
     let _echo = rt.register(echo(), None);
     let _mounted = rt.mount_code_runtime(runtime);
     let mut bench = Bench { tokio, rt, next: 0 };

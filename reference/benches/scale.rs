@@ -10,6 +10,9 @@
 //! and `run_code_trivial_<n>_tools_per_run` (`return 1`; 7 rounds of 5 runs, 3 of 3 for 10,000);
 //! `run_code_trivial_python_<n>_tools_per_run` (ours only: upstream has no Python runtime) is the same
 //! program on the Python runtime.
+//! `code_prompt_assemble_python_<n>_tools_total` and `..._after_change_total` (ours only: rc.8's bench
+//! assembles the TypeScript SDK) are the prompt with the Python runtime mounted; after a change its SDK
+//! text is rendered whole (class names are allocated across tools), from the registry's schemas borrowed.
 //! `run_code_floor_typescript_<n>_bindings_per_run` (ours only) runs the same program straight through
 //! `CodeRuntime::run` with `n` no-op bindings (built once, shared by the runs), no pipeline: what the
 //! runtime's side of the bindings costs.
@@ -158,6 +161,30 @@ fn main() {
         let figure = format!("run_code_trivial_{n}_tools_per_run");
         if wanted(&figure) {
             trivial_runs(&tokio, &rt, &figure, "return 1", big);
+        }
+
+        // The Python SDK text (ours only: rc.8 renders it, but its bench assembles the TypeScript one):
+        // warm, and after a change, where it is rendered whole (its class names are allocated across tools).
+        let figure = format!("code_prompt_assemble_python_{n}_tools_after_change_total");
+        if (wanted(&figure) || wanted(&format!("code_prompt_assemble_python_{n}_tools_total")))
+            && let Ok(runtime) = PythonRuntime::new(CodeRuntimeLimits::default())
+            && let Ok(prompt) = SystemPrompt::new(PromptConfig::default())
+            && let Ok(rt) = ToolRuntime::try_with_prompt(ToolsConfig::with_mode(ToolMode::Code), &prompt)
+        {
+            let _mounted = rt.mount_code_runtime(Arc::new(runtime));
+            let _tools: Vec<_> = (0..n).filter_map(|k| rt.register(scale_tool(k), None).ok()).collect();
+            let rounds = if big { 3 } else { 7 };
+            let assemble = || prompt.assemble(None).map(|assembly| !assembly.render().is_empty()).unwrap_or(false);
+            if let Some(samples) = timed(rounds, 1, assemble) {
+                report(&format!("code_prompt_assemble_python_{n}_tools_total"), 1, samples);
+            }
+            let samples = timed(rounds, 1, || {
+                drop(rt.register(scale_tool(n), None));
+                assemble()
+            });
+            if let Some(samples) = samples {
+                report(&figure, 1, samples);
+            }
         }
 
         // The same with the Python runtime (ours only: upstream has no Python runtime).

@@ -126,7 +126,9 @@ for (const n of [10, 1000, 10000]) {
   for (let k = 0; k < n; k++) ctx.tools.register(scaleTool(k))
   const big = n >= 10000
   let bytes = 0
-  await repeat(assembleName, big ? 3 : 7, 1, async () => { bytes = renderPrompt(await ctx.systemPrompt.assemble({})).length })
+  // UTF-8 bytes, as the reference counts them (`.length` counts UTF-16 units: the guidance's six em dashes
+  // read 12 fewer, issue 39 item 5).
+  await repeat(assembleName, big ? 3 : 7, 1, async () => { bytes = Buffer.byteLength(renderPrompt(await ctx.systemPrompt.assemble({})), 'utf8') })
   if (wanted(assembleName)) console.log(JSON.stringify({ figure: `code_prompt_bytes_${n}`, bytes }))
   let i = 0
   const rc = () => ctx.tools.execute({ signal: sig, callId: 's' + (i++), name: 'run_code', arguments: { code: 'return 1', description: 'bench' } })

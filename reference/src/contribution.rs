@@ -160,6 +160,20 @@ impl Tools {
                 let text = SdkCache::get_or_render(&tools.sdk_cache, generation, scope, language, || {
                     if language == "typescript" {
                         MembersCache::render(&tools.ts_members, &registry, scope)
+                    } else if language == "python" {
+                        // The registry's own schemas, borrowed: no copy of every schema per render.
+                        let visible = registry.visible(scope);
+                        let views: Vec<crate::sdk::SdkToolView<'_>> = visible
+                            .iter()
+                            .filter(|tool| tool.schema.name != RUN_CODE_NAME)
+                            .map(|tool| crate::sdk::SdkToolView {
+                                name: &tool.schema.name,
+                                description: Some(&tool.schema.description),
+                                parameters: &tool.schema.parameters,
+                                output: Some(&tool.output_schema),
+                            })
+                            .collect();
+                        crate::sdk::render_tools_sdk_py_views(&crate::sdk::SdkUsage::RUN_CODE, &views)
                     } else {
                         render(&sdk_schemas(&registry, scope))
                     }
@@ -315,15 +329,15 @@ mod tests {
         Ok(())
     }
 
-    /// After any change the TypeScript text, joined from members kept per registration, is the
-    /// renderer's text for the same tools, byte for byte (exotic names, empty and missing descriptions,
-    /// nested schemas, a re-registered name, drops and scopes).
+    /// After any change the TypeScript text, joined from members kept per registration, and the Python
+    /// text, rendered from the registry's schemas borrowed, are the renderers' texts for the same tools,
+    /// byte for byte (exotic names, empty and missing descriptions, nested schemas, a re-registered name,
+    /// drops and scopes).
     #[test]
     fn the_text_joined_from_kept_members_is_the_renderers() -> Result<(), PromptError> {
         let err = |e: crate::RegisterError| PromptError::new(e.message);
         let (prompt, rt) = runtime(ToolMode::Code)?;
         let agent = ScopeKey::new("a1");
-        let _mounted = rt.mount_code_runtime(Arc::new(Fake("typescript")));
         let shaped = |name: &str, description: &str, parameters: serde_json::Value| {
             let mut def = tool(name);
             def.description = description.to_owned();
@@ -331,8 +345,11 @@ mod tests {
             def
         };
         let check = |scope: Option<&ScopeKey>| -> Result<(), PromptError> {
-            let text = section_texts(&prompt, scope)?.into_iter().find(|(name, _)| name == SDK_SECTION).map(|(_, t)| t).unwrap_or_default();
-            assert_eq!(text, crate::sdk::render_tools_sdk(&rt.sdk_schemas(scope)));
+            for language in ["typescript", "python"] {
+                let _mounted = rt.mount_code_runtime(Arc::new(Fake(language)));
+                let text = section_texts(&prompt, scope)?.into_iter().find(|(name, _)| name == SDK_SECTION).map(|(_, t)| t).unwrap_or_default();
+                assert_eq!(text, crate::sdk::renderer(language).map(|render| render(&rt.sdk_schemas(scope))).unwrap_or_default(), "{language}");
+            }
             Ok(())
         };
         check(None)?;

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -32,7 +33,13 @@ pub struct BindingNames {
     positions: HashMap<String, (usize, usize)>,
     /// Rendered once for the runtime that ships the names to its program's process (the Python boot frame).
     rendered: OnceLock<String>,
+    /// Unique within the process, never reused: what a runtime holding these names elsewhere (the Python
+    /// fork server's names table) knows them by.
+    id: u64,
 }
+
+/// The next [`BindingNames::id`].
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl BindingNames {
     /// The names `names`, in this order.
@@ -41,7 +48,7 @@ impl BindingNames {
         for (position, name) in names.iter().enumerate() {
             positions.entry(name.clone()).and_modify(|(_, last)| *last = position).or_insert((position, position));
         }
-        Self { names, positions, rendered: OnceLock::new() }
+        Self { names, positions, rendered: OnceLock::new(), id: NEXT_ID.fetch_add(1, Ordering::Relaxed) }
     }
 
     /// The names in declaration order (duplicates included).
@@ -72,6 +79,17 @@ impl BindingNames {
     /// The distinct names, in first-declaration order.
     pub fn distinct(&self) -> impl Iterator<Item = &str> {
         self.names.iter().enumerate().filter(|(i, name)| self.first(name) == Some(*i)).map(|(_, name)| name.as_str())
+    }
+
+    /// This set's identity: unique among the sets this process made, so a copy of the names held under it
+    /// is never taken for another set's (two sets with the same names have different ids).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// How many distinct names there are.
+    pub(crate) fn distinct_len(&self) -> usize {
+        self.positions.len()
     }
 
     /// `render(self)`, computed on the first call and kept (a runtime's per-names encoding).

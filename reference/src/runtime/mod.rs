@@ -247,6 +247,14 @@ impl ToolRuntime {
         self.inner.pipeline.registry.schemas(scope)
     }
 
+    /// A number that changes before any change to the registry (a tool registered or dropped, a mask set
+    /// or lifted): read it before [`schemas`](Self::schemas), and what they gave is still what they give
+    /// while it stays the same. For a host's caches of what the visible tools imply (dsh-codemode keeps its
+    /// binding names per generation, as `run_code` does).
+    pub fn registry_generation(&self) -> u64 {
+        self.inner.pipeline.registry.generation()
+    }
+
     /// What the Code Mode SDK renderers consume for `scope`: every visible tool (presentation order) with
     /// its parameter and output schemas (upstream `sdkSchemas`). Copies are made without recursion.
     pub fn sdk_schemas(&self, scope: Option<&ScopeKey>) -> Vec<SdkToolSchema> {

@@ -34,6 +34,7 @@ pub fn renderer(language: &str) -> Option<fn(&[SdkToolSchema]) -> String> {
     }
 }
 pub use py::{json_schema_to_py, render_tools_sdk_py, render_tools_sdk_py_with};
+pub(crate) use py::render_tools_sdk_py_views;
 pub use ts::{json_schema_to_ts, render_tools_sdk, render_tools_sdk_with};
 pub(crate) use ts::{TsMembers, assemble_tools_sdk};
 pub use usage::{ProgramState, SdkUsage};
@@ -59,6 +60,22 @@ pub struct SdkToolSchema {
     pub parameters: Value,
     /// JSON Schema of the canonical output; absent renders as `unknown` (TypeScript) / `Any` (Python).
     pub output: Option<Value>,
+}
+
+/// A borrowed [`SdkToolSchema`]: what a renderer reads of one tool.
+#[derive(Clone, Copy)]
+pub(crate) struct SdkToolView<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) description: Option<&'a str>,
+    pub(crate) parameters: &'a Value,
+    pub(crate) output: Option<&'a Value>,
+}
+
+impl<'a> SdkToolView<'a> {
+    /// The view of `schema`.
+    pub(crate) fn of(schema: &'a SdkToolSchema) -> Self {
+        Self { name: &schema.name, description: schema.description.as_deref(), parameters: &schema.parameters, output: schema.output.as_ref() }
+    }
 }
 
 /// The tools in UTF-16 name order; equal names keep their input order.

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::subset::{Analysis, Keywords, Required};
 use super::usage::{self, SdkUsage};
-use super::{SdkToolSchema, js, names, sort_by_name};
+use super::{SdkToolSchema, SdkToolView, js, names};
 
 
 /// Deepest `list[` chain in one annotation (CPython refuses more than 200 open brackets per line).
@@ -46,7 +46,15 @@ pub fn render_tools_sdk_py(schemas: &[SdkToolSchema]) -> String {
 /// The class declarations are written straight into the section after its head; the `typing` line,
 /// known only once everything is rendered, is inserted at the end.
 pub fn render_tools_sdk_py_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema]) -> String {
-    let sorted = sort_by_name(schemas);
+    let views: Vec<SdkToolView<'_>> = schemas.iter().map(SdkToolView::of).collect();
+    render_tools_sdk_py_views(usage, &views)
+}
+
+/// [`render_tools_sdk_py_with`] over borrowed schemas: the prompt renders the registry's own, copying none
+/// (issue 39: at 10,000 tools the copies cost more than the render).
+pub(crate) fn render_tools_sdk_py_views(usage: &SdkUsage<'_>, schemas: &[SdkToolView<'_>]) -> String {
+    let mut sorted: Vec<&SdkToolView<'_>> = schemas.iter().collect();
+    sorted.sort_by(|a, b| js::cmp_utf16(a.name, b.name)); // stable: equal names keep their input order
     let mut head = String::with_capacity(2048 + schemas.len() * 640);
     usage::push_python(&mut head, usage);
     head.push_str("\n\n```python\nfrom typing import ");
@@ -58,24 +66,24 @@ pub fn render_tools_sdk_py_with(usage: &SdkUsage<'_>, schemas: &[SdkToolSchema])
     let mut members = String::with_capacity(schemas.len() * 128);
     let mut statements = 0usize;
     for tool in &sorted {
-        let base = names::camel_case(&tool.name);
-        let attribute = names::is_attribute_name(&tool.name);
+        let base = names::camel_case(tool.name);
+        let attribute = names::is_attribute_name(tool.name);
         members.push('\n');
         if attribute {
             statements += 1;
             members.push_str("    async def ");
-            members.push_str(&tool.name);
+            members.push_str(tool.name);
             members.push_str("(self, args: ");
         } else {
             members.push_str("    # tools[");
-            js::push_json_string(&mut members, &tool.name);
+            js::push_json_string(&mut members, tool.name);
             members.push_str("](args: ");
         }
         // Argument classes are allocated before output classes, as the annotations read.
-        render_type(&mut members, Some(&tool.parameters), format!("{base}Args"), &mut state, &mut scratch);
+        render_type(&mut members, Some(tool.parameters), format!("{base}Args"), &mut state, &mut scratch);
         members.push_str(") -> ");
-        render_type(&mut members, tool.output.as_ref(), format!("{base}Output"), &mut state, &mut scratch);
-        let description = tool.description.as_deref().and_then(describe);
+        render_type(&mut members, tool.output, format!("{base}Output"), &mut state, &mut scratch);
+        let description = tool.description.and_then(describe);
         if attribute {
             match description {
                 Some(description) => {

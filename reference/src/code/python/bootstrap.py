@@ -43,6 +43,11 @@ _encode_str = json.encoder.encode_basestring  # JSON.stringify escaping for stri
 # One encoder for every binding call: `json.dumps` with options builds a new encoder per call.
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
 _orig_print = builtins.print
+# The names table the fork server holds (`_load_table`): {table id: {name: None}}, at most one, inherited by
+# every child forked after it arrived; a boot frame's namespace refers to it by `namesTable` instead of
+# listing its names. A child keeps the one its first boot refers to and drops any other before the program
+# arrives, so a program sees no names but its own.
+_TABLES = {}
 _real_stdout = sys.stdout
 _real_stderr = sys.stderr
 
@@ -849,14 +854,27 @@ def _boot(boot, program_globals, first):
     _ledger = _Ledger(int(boot["maxLogBytes"]))
     _frame_cap = max(4 * int(boot["maxValueBytes"]), 64 << 20) + (1 << 20) - (64 << 10)
     _pending.clear()
+    kept = None
     for namespace in boot["namespaces"]:
         error = namespace.get("errorClass")
         error_class = None
         if error is not None:
             error_class = _make_error_class(error["name"], error["memberNameProperty"])
             program_globals[error["name"]] = error_class
-        members = dict.fromkeys(namespace["names"])
+        table = namespace.get("namesTable")
+        if table is None:
+            members = dict.fromkeys(namespace["names"])
+        else:
+            inherited = _TABLES.get(table)
+            if inherited is None or len(inherited) != namespace["namesCount"]:
+                os._exit(_EXIT_HOST_GONE)  # the host refers only to the table this process inherited
+            # A persistent process keeps the table pristine for its later boots (their bindings are new).
+            members = inherited.copy() if persistent else inherited
+            kept = table
         program_globals[namespace["global"]] = _make_namespace(namespace["global"], members, error_class)
+    if first:
+        for table in [table for table in _TABLES if table != kept]:
+            del _TABLES[table]
     return persistent
 
 
@@ -1000,6 +1018,15 @@ def _zygote():
             os._exit(0)
         if not message:
             os._exit(0)
+        if message == b"T":
+            for fd in fds:
+                os.close(fd)
+            _load_table(control)
+            if spare is not None:  # forked without the table: the next request forks afresh
+                os.kill(spare[0], signal.SIGKILL)  # reaped (and reported) like any child
+                spare[1].close()
+                spare = None
+            continue
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -1041,6 +1068,33 @@ def _zygote():
         for fd in fds:
             os.close(fd)
         control.sendall(b"P %d\n" % pid)
+
+
+def _recv_exact(control, size):
+    """`size` bytes from the control socket (EOF: the host is gone, and so is the fork server)."""
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        try:
+            n = control.recv_into(view[got:])
+        except OSError:
+            os._exit(0)
+        if n == 0:
+            os._exit(0)
+        got += n
+    return data
+
+
+def _load_table(control):
+    """A `T` request: an 8-byte table id and an 8-byte length (little-endian), then the names as a JSON
+    array of that many bytes. It replaces the table held (`_TABLES`): parsed here once, inherited by every
+    child forked from now on."""
+    header = _recv_exact(control, 16)
+    table = int.from_bytes(header[:8], "little")
+    size = int.from_bytes(header[8:], "little")
+    _TABLES.clear()
+    _TABLES[table] = dict.fromkeys(json.loads(_recv_exact(control, size)))
 
 
 def _forked_child(control, fds, zygote):

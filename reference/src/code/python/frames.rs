@@ -180,9 +180,17 @@ fn rebuild(fields: &mut Map<String, Value>, lossy: &[String]) -> Result<ChildFra
 /// A namespace declaration of the boot frame.
 pub(super) struct BootNamespace<'a> {
     pub global: &'a str,
-    /// The names as a JSON array ([`names_array`]).
-    pub names: &'a str,
+    pub names: BootNames<'a>,
     pub error_class: Option<(&'a str, &'a str)>,
+}
+
+/// How a boot frame gives a namespace's names.
+pub(super) enum BootNames<'a> {
+    /// Listed: `"names"`, a JSON array ([`names_array`]).
+    Inline(&'a str),
+    /// The fork server's names table the child inherited (`zygote.rs`): `"namesTable"` (its id) and
+    /// `"namesCount"` (its distinct names, which the child checks).
+    Table { id: u64, count: usize },
 }
 
 /// The boot frame's `names` of `names`: the distinct names in first-declaration order, as a JSON array
@@ -222,8 +230,15 @@ pub(super) fn boot_frame(
         }
         out.push_str("{\"global\":");
         out.push_str(&json_string(ns.global));
-        out.push_str(",\"names\":");
-        out.push_str(ns.names);
+        match ns.names {
+            BootNames::Inline(names) => {
+                out.push_str(",\"names\":");
+                out.push_str(names);
+            }
+            BootNames::Table { id, count } => {
+                out.push_str(&format!(",\"namesTable\":{id},\"namesCount\":{count}"));
+            }
+        }
         if let Some((name, member)) = ns.error_class {
             out.push_str(",\"errorClass\":{\"name\":");
             out.push_str(&json_string(name));

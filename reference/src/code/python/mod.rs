@@ -338,3 +338,5 @@ mod tests;
 mod persistent_tests;
 #[cfg(test)]
 mod zygote_tests;
+#[cfg(test)]
+mod table_tests;

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{self, BootNamespace, ChildFrame, DoneKind, DoneValue};
+use super::frames::{self, BootNames, BootNamespace, ChildFrame, DoneKind, DoneValue};
 use super::json;
 use crate::code::ledger::OutputLedger;
 use super::process::{self, Leader};
@@ -29,7 +29,7 @@ use super::zygote::Zygote;
 use super::boundary::EXIT_BOUNDARY;
 use super::{HEAP_EXIT_MESSAGE, Namespace};
 use crate::callback::{BoxFuture, Contained};
-use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
+use crate::code::{BindingNames, CodeRunErrorKind, CodeRunRequest, CodeRunResult, CodeRuntimeLimits, ENVIRONMENT_RELEASED};
 use crate::value::js_number_string;
 
 /// The launcher `-c` runs: the bootstrap arrives as `sys.argv[1]` and is compiled under its own file name,
@@ -83,19 +83,30 @@ pub(super) async fn run(
         Some(worker) => worker,
         // Starting is bounded by the wall ceiling, the abort signal and disposal like the run itself: a
         // fork server that does not answer cannot hold a run past them.
-        None => match start_bounded(zygote, limits, disposed, &request, requested).await {
+        None => match start_bounded(zygote, limits, disposed, &request, requested, largest_names(&namespaces)).await {
             Ok(worker) => worker,
             Err((kind, message)) => return (ledger.failure(Vec::new(), kind, message), None),
         },
     };
     let boot_namespaces: Vec<BootNamespace<'_>> = namespaces
         .iter()
-        .map(|ns| BootNamespace {
-            global: &ns.global,
-            names: frames::names_array(ns.bindings.names()),
-            error_class: ns.error_class.as_ref().map(|c| (c.name.as_str(), c.member_name_property.as_str())),
+        .map(|ns| {
+            let names = ns.bindings.names();
+            BootNamespace {
+                global: &ns.global,
+                names: if worker.table == Some(names.id()) {
+                    BootNames::Table { id: names.id(), count: names.distinct_len() }
+                } else {
+                    BootNames::Inline(frames::names_array(names))
+                },
+                error_class: ns.error_class.as_ref().map(|c| (c.name.as_str(), c.member_name_property.as_str())),
+            }
         })
         .collect();
+    // The child keeps the table only if this boot used it (a persistent process's later boots may too).
+    if !boot_namespaces.iter().any(|ns| matches!(ns.names, BootNames::Table { .. })) {
+        worker.table = None;
+    }
     let cpu_seconds = (limits.compute_ms / 1000.0).ceil().clamp(1.0, 1e9) as u64 + 1;
     let boot = frames::boot_frame(
         cpu_seconds,
@@ -176,6 +187,11 @@ pub(super) async fn run(
         }
     }
     (driver.result(finish), None)
+}
+
+/// The run's largest names set (most distinct names): the one worth the fork server's names table.
+fn largest_names(namespaces: &[Namespace]) -> Option<&BindingNames> {
+    namespaces.iter().map(|ns| &**ns.bindings.names()).max_by_key(|names| names.distinct_len())
 }
 
 /// A settled binding call: its id and what the binding resolved to (`Err` of the outer result: it

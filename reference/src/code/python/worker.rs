@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::process::{self, GroupGuard, Leader, Pipe};
 use super::zygote::Zygote;
-use crate::code::{CodeRunErrorKind, CodeRunRequest, CodeRuntimeLimits};
+use crate::code::{BindingNames, CodeRunErrorKind, CodeRunRequest, CodeRuntimeLimits};
 use crate::value::js_number_string;
 
 /// How long a persistent run's settlement waits for more stray output already on its way.
@@ -38,6 +38,9 @@ pub(super) struct Worker {
     pub(super) stderr: Option<Stray<Pipe>>,
     /// fd-3 bytes read but not yet consumed as frames.
     pub(super) inbox: Vec<u8>,
+    /// The id of the fork server's names table this child holds (`zygote.rs`): inherited at its fork, and
+    /// kept past its first boot only if that boot used it.
+    pub(super) table: Option<u64>,
 }
 
 impl Drop for Worker {
@@ -50,8 +53,8 @@ impl Drop for Worker {
 impl Worker {
     /// A fresh child forked by the zygote (spawned directly when it cannot fork), for a per-call run and
     /// for a persistent environment's first run alike.
-    pub(super) async fn start(zygote: &Zygote) -> std::io::Result<Self> {
-        let spawned = zygote.start().await?;
+    pub(super) async fn start(zygote: &Zygote, wanted: Option<&BindingNames>) -> std::io::Result<Self> {
+        let (spawned, table) = zygote.start(wanted).await?;
         let process::Spawned { child, group, channel, stdout, stderr } = spawned;
         let (reader, mut writer) = channel.into_split();
         let (outbox, mut outbox_rx) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -66,7 +69,7 @@ impl Worker {
                 }
             }
         });
-        Ok(Self { child, group, reader, outbox, queued, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new() })
+        Ok(Self { child, group, reader, outbox, queued, writer, stdout: Some(Stray::new(stdout)), stderr: Some(Stray::new(stderr)), inbox: Vec::new(), table })
     }
 }
 
@@ -83,6 +86,7 @@ pub(super) async fn start_bounded(
     disposed: &CancellationToken,
     request: &CodeRunRequest,
     requested: Instant,
+    wanted: Option<&BindingNames>,
 ) -> Result<Worker, (CodeRunErrorKind, String)> {
     let wall = Duration::try_from_secs_f64(limits.max_wall_ms / 1000.0).unwrap_or(Duration::MAX);
     let deadline = requested.checked_add(wall).unwrap_or_else(|| requested + Duration::from_secs(86_400 * 365));
@@ -94,7 +98,7 @@ pub(super) async fn start_bounded(
             CodeRunErrorKind::Timeout,
             format!("wall-clock ceiling reached ({}ms)", js_number_string(limits.max_wall_ms)),
         )),
-        started = Worker::start(zygote) => started.map_err(|e| {
+        started = Worker::start(zygote, wanted) => started.map_err(|e| {
             (CodeRunErrorKind::WorkerExit, format!("worker error: cannot start {}: {e}", zygote.interpreter().display()))
         }),
     }

@@ -32,8 +32,22 @@
 //! CPython's string-hash secret (`hash(str)` is the same in every run one fork server forks; a fresh
 //! interpreter draws a new one).
 //!
+//! Names table (issue 39): a run's boot frame lists its namespaces' names, which the child parses (at
+//! 10,000 names, ~2 ms of JSON and dict building per run). Instead, a large names set (at least
+//! [`TABLE_MIN_NAMES`] distinct names) that two fork requests in a row want is sent to the zygote once
+//! (`T`): the zygote parses it and holds it as its one table, kills its spare (forked without it), and every
+//! child forked afterwards inherits the parsed table, so that run's boot frame carries only the table's id
+//! and its name count. The table is keyed by [`BindingNames::id`], unique in this process and never
+//! reused, so a table can only ever serve the very names set it was made from: a newer generation's names
+//! are another set with another id, which the host either loads (replacing the table) or lists inline.
+//! The host knows which table each child inherited (the one loaded when it asked for the fork; none for a
+//! direct spawn or a replaced zygote), and the child checks the id and the count, exiting rather than
+//! running with a table it did not inherit. A child drops any table its first boot does not use before
+//! its program arrives: a program sees no names but its own.
+//!
 //! Protocol on the control socket (the zygote's fd 3): a request is one byte with three descriptors
-//! attached; the zygote answers, in request order, `P <pid>` or `E <why>`, and reports every child it
+//! attached, or the byte `T` followed by a table (8-byte id, 8-byte length, the names' JSON array); the
+//! zygote answers, in request order, `P <pid>` or `E <why>`, and reports every child it
 //! reaps as `X <pid> <raw wait status>`. A reader thread (not a task: runs may come from several tokio
 //! runtimes) hands each `P` to the oldest waiting request and each `X` to its run's [`Leader`].
 //!
@@ -62,15 +76,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
 use super::boundary::Boundary;
+use super::frames;
+use crate::code::BindingNames;
 use super::process::{self, GroupGuard, Interpreter, Leader, Spawned};
 
 /// A fork reply: the child's pid and where its exit status will arrive, or why the fork failed.
 type Reply = Result<(i32, oneshot::Receiver<i32>), String>;
 
+/// A sent fork request: where its reply arrives, the zygote asked, and the names table the child will hold.
+type Requested = (oneshot::Receiver<Reply>, Arc<Mutex<Shared>>, Option<u64>);
+
 /// How long a fork request may go unanswered before the fork server is taken for wedged: it is killed
 /// (its runs die with it), the request falls back to a direct spawn, and the next request starts a new
 /// one. A fork takes about a millisecond; this is generous for a loaded machine.
 const FORK_REPLY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The fewest distinct names a set needs to be sent to the zygote as its table: below it, listing the
+/// names in the boot frame costs the child less than a table swap costs the zygote (a parse and a spare).
+pub(super) const TABLE_MIN_NAMES: usize = 256;
 
 /// The fork server of one runtime: started lazily, replaced when it died or stopped answering.
 pub(super) struct Zygote {
@@ -86,6 +109,10 @@ struct Live {
     process: Child,
     control: UnixStream,
     shared: Arc<Mutex<Shared>>,
+    /// The id of the names table the zygote holds (every child forked from now on inherits it).
+    table: Option<u64>,
+    /// The names set the previous fork request wanted as a table (a second request in a row loads it).
+    wanted: Option<u64>,
 }
 
 /// What the reader thread and the requesters share.
@@ -129,11 +156,12 @@ impl Zygote {
     }
 
     /// Start one fresh child for a run: forked by the zygote, or, when the zygote cannot be started, cannot
-    /// fork or does not answer within [`FORK_REPLY`], spawned directly.
-    pub(super) async fn start(&self) -> io::Result<Spawned> {
-        match self.fork().await {
-            Ok(spawned) => Ok(spawned),
-            Err(_) => process::spawn(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref()),
+    /// fork or does not answer within [`FORK_REPLY`], spawned directly. `wanted` is the run's largest names
+    /// set; the child comes with the id of the names table it inherited, if any (see the module doc).
+    pub(super) async fn start(&self, wanted: Option<&BindingNames>) -> io::Result<(Spawned, Option<u64>)> {
+        match self.fork(wanted).await {
+            Ok(forked) => Ok(forked),
+            Err(_) => Ok((process::spawn(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref())?, None)),
         }
     }
 
@@ -143,13 +171,13 @@ impl Zygote {
         self.live.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|live| live.process.id())
     }
 
-    async fn fork(&self) -> io::Result<Spawned> {
+    async fn fork(&self, wanted: Option<&BindingNames>) -> io::Result<(Spawned, Option<u64>)> {
         let (host, child_channel) = UnixStream::pair()?;
         // nix's pipe2, not std's `io::pipe` (Rust 1.87; the crate's MSRV is 1.85).
         let (stdout, child_stdout) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let (stderr, child_stderr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let fds: [OwnedFd; 3] = [child_channel.into(), child_stdout, child_stderr];
-        let (reply, asked) = self.request(&fds)?;
+        let (reply, asked, table) = self.request(&fds, wanted)?;
         drop(fds); // the zygote holds its copies now; ours must close so EOF means the child is gone
         let Ok(answer) = tokio::time::timeout(FORK_REPLY, reply).await else {
             // Wedged (stopped, starved, swapped out): replace it rather than wait on it forever.
@@ -168,12 +196,13 @@ impl Zygote {
         let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout)?;
         let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr)?;
         let child = Leader::Forked { exit: Some(exit), status: None };
-        Ok(Spawned { child, group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) })
+        Ok((Spawned { child, group, channel, stdout: Box::new(stdout), stderr: Box::new(stderr) }, table))
     }
 
-    /// Send one fork request (starting or replacing the zygote first if needed); the reply arrives on the
-    /// returned receiver, and the zygote asked is known by its shared state.
-    fn request(&self, fds: &[OwnedFd; 3]) -> io::Result<(oneshot::Receiver<Reply>, Arc<Mutex<Shared>>)> {
+    /// Send one fork request (starting or replacing the zygote first if needed, loading `wanted` as its
+    /// table when the previous request wanted it too); the reply arrives on the returned receiver, the
+    /// zygote asked is known by its shared state, and the child will hold the table whose id comes back.
+    fn request(&self, fds: &[OwnedFd; 3], wanted: Option<&BindingNames>) -> io::Result<Requested> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(current) = live.as_ref() {
             // A request older than FORK_REPLY still unanswered: the zygote is wedged, even when the run
@@ -187,7 +216,21 @@ impl Zygote {
             *live = None; // drops (kills and reaps) a dead zygote
             *live = Some(Live::start(&self.interpreter.path, self.launcher, self.bootstrap, self.boundary.as_ref())?);
         }
-        let Some(current) = live.as_ref() else { return Err(io::Error::other("no fork server")) };
+        let Some(current) = live.as_mut() else { return Err(io::Error::other("no fork server")) };
+        let wanted = wanted.filter(|names| names.distinct_len() >= TABLE_MIN_NAMES);
+        if let Some(names) = wanted
+            && current.table != Some(names.id())
+            && current.wanted == Some(names.id())
+        {
+            current.table = None; // the zygote drops the table it held before reading the new one
+            if let Err(e) = current.load_table(names) {
+                lock(&current.shared).dead = true;
+                return Err(io::Error::other(format!("cannot reach the fork server: {e}")));
+            }
+            current.table = Some(names.id());
+        }
+        current.wanted = wanted.map(BindingNames::id);
+        let table = current.table;
         let (sender, receiver) = oneshot::channel();
         let mut shared = lock(&current.shared);
         // Queued and sent under one lock, so the queue order is the order the zygote answers in.
@@ -205,7 +248,7 @@ impl Zygote {
             return Err(io::Error::other(format!("cannot reach the fork server: {e}")));
         }
         shared.waiting.push_back((std::time::Instant::now(), sender));
-        Ok((receiver, Arc::clone(&current.shared)))
+        Ok((receiver, Arc::clone(&current.shared), table))
     }
 }
 
@@ -225,11 +268,32 @@ impl Live {
         let thread_shared = Arc::clone(&shared);
         let started = std::thread::Builder::new().name("dsh-python-zygote".to_owned()).spawn(move || read_replies(reader, &thread_shared));
         if let Err(e) = started {
-            let mut live = Self { process, control, shared };
+            let mut live = Self { process, control, shared, table: None, wanted: None };
             live.stop();
             return Err(e);
         }
-        Ok(Self { process, control, shared })
+        Ok(Self { process, control, shared, table: None, wanted: None })
+    }
+
+    /// Send `names` as the zygote's table (`T`, see the module doc). A blocking write: the zygote reads it
+    /// at once (it never runs a program), and the reader thread keeps its replies flowing meanwhile.
+    fn load_table(&self, names: &BindingNames) -> io::Result<()> {
+        let json = frames::names_array(names);
+        let mut message = Vec::with_capacity(17 + json.len());
+        message.push(b'T');
+        message.extend_from_slice(&names.id().to_le_bytes());
+        message.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        message.extend_from_slice(json.as_bytes());
+        let mut sent = 0;
+        while sent < message.len() {
+            // MSG_NOSIGNAL: a zygote that died is an error here, not a SIGPIPE for the host.
+            match nix::sys::socket::send(self.control.as_raw_fd(), &message[sent..], nix::sys::socket::MsgFlags::MSG_NOSIGNAL) {
+                Ok(n) => sent += n,
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// Shut the control socket (the zygote and the reader thread see EOF), kill the zygote, reap it.
