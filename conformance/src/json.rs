@@ -250,6 +250,18 @@ fn push_string(out: &mut String, s: &str) {
     }
 }
 
+/// How loader and checker messages name a value's JSON type ("a mapping", "a list", ...).
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

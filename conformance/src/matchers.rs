@@ -133,20 +133,9 @@ fn plainly_equal(expected: &Value, actual: &Value, mode: MatchMode) -> bool {
     })
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 fn short(v: &Value) -> String {
     match v {
-        Value::Array(_) | Value::Object(_) => kind(v).to_string(),
+        Value::Array(_) | Value::Object(_) => json::kind(v).to_string(),
         scalar => crate::diff::cut(&json::write(scalar, false), crate::diff::MAX_LINE_LEN),
     }
 }
@@ -252,7 +241,7 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
                     Value::String(_) => {
                         return Err(MatchError::Mismatch { path, what: format!("{} does not match /{re}/", short(a)) });
                     }
-                    _ => return Err(MatchError::Mismatch { path, what: format!("expected a string matching /{re}/, got {}", kind(a)) }),
+                    _ => return Err(MatchError::Mismatch { path, what: format!("expected a string matching /{re}/, got {}", json::kind(a)) }),
                 }
             }
             Ok(Some(Matcher::Nested(nested))) => {
@@ -282,7 +271,7 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
                 _ => {
                     let got = match a {
                         Value::String(s) => format!("{} ({} bytes)", short(a), s.len()),
-                        other => kind(other).to_owned(),
+                        other => json::kind(other).to_owned(),
                     };
                     let what = format!("expected {}, got {got}", repeat.describe());
                     return Err(MatchError::Mismatch { path: paths.render(at), what });
@@ -336,7 +325,7 @@ pub fn check(expected: &Value, actual: &Value, mode: MatchMode) -> Result<(), Ma
             }
             (e, a) => {
                 if std::mem::discriminant(e) != std::mem::discriminant(a) {
-                    let what = format!("expected {}, got {}", kind(e), kind(a));
+                    let what = format!("expected {}, got {}", json::kind(e), json::kind(a));
                     return Err(MatchError::Mismatch { path: paths.render(at), what });
                 }
                 if e != a {
@@ -399,7 +388,7 @@ fn cut(a: &Value, e: &Value, depth: usize) -> Value {
             Value::Object(em.iter().filter_map(|(k, ev)| am.get(k).map(|av| (k.clone(), cut(av, ev, depth + 1)))).collect())
         }
         _ if json::depth(a) <= SHALLOW => a.clone(),
-        _ => Value::String(format!("<{} nested {} levels deep>", kind(a), json::depth(a))),
+        _ => Value::String(format!("<{} nested {} levels deep>", json::kind(a), json::depth(a))),
     }
 }
 

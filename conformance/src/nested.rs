@@ -4,6 +4,7 @@
 //! copy of a deep argument, RUN-015 / RUN-007). Parsing, the level walk the matcher runs, and the loader's
 //! scan that rejects a malformed `$nested` with its file, line and field.
 
+use crate::json;
 use serde_json::{Map, Value};
 
 /// The deepest `depth` a `$nested` may state (above any value the suite moves: the protocol carries
@@ -26,7 +27,7 @@ pub struct Nested<'a> {
 impl<'a> Nested<'a> {
     /// Parses the matcher's argument; `Err` says what is malformed.
     pub fn parse(arg: &'a Value) -> Result<Nested<'a>, String> {
-        let Value::Object(spec) = arg else { return Err(format!("{SHAPE}; got {}", kind(arg))) };
+        let Value::Object(spec) = arg else { return Err(format!("{SHAPE}; got {}", json::kind(arg))) };
         if let Some(other) = spec.keys().find(|k| !matches!(k.as_str(), "depth" | "key" | "leaf")) {
             return Err(format!("{SHAPE}; unknown key {other:?}"));
         }
@@ -37,7 +38,7 @@ impl<'a> Nested<'a> {
         let key = match spec.get("key") {
             None => None,
             Some(Value::String(k)) => Some(k.as_str()),
-            Some(other) => return Err(format!("{SHAPE}; `key` is {}", kind(other))),
+            Some(other) => return Err(format!("{SHAPE}; `key` is {}", json::kind(other))),
         };
         let leaf = spec.get("leaf").ok_or_else(|| format!("{SHAPE}; `leaf` is missing"))?;
         Ok(Nested { depth, key, leaf })
@@ -71,17 +72,6 @@ impl<'a> Nested<'a> {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 fn describe(v: &Value) -> String {
     match v {
         Value::Array(items) => format!("a list of {} items", items.len()),
@@ -89,7 +79,7 @@ fn describe(v: &Value) -> String {
             let keys: Vec<String> = m.keys().take(4).map(|k| format!("{k:?}")).collect();
             format!("a mapping with keys [{}{}]", keys.join(", "), if m.len() > 4 { ", …" } else { "" })
         }
-        other => kind(other).to_owned(),
+        other => json::kind(other).to_owned(),
     }
 }
 
