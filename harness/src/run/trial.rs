@@ -75,11 +75,17 @@ impl Context {
                 "abandoned: in flight when --fail-fast stopped the run after {first} (its adapter was killed)"
             ))));
         }
+        self.record_settled(record);
+        None
+    }
+
+    /// Records a verdict that no subject produced (a load error, a skip): it is never abandoned, and may
+    /// still stop a `--fail-fast` run.
+    fn record_settled(&self, record: &TrialRecord<'_>) {
         self.report.record(record);
         if self.fail_fast && record.verdict.outcome.is_unexpected() && self.stopped_at.set(record.id.to_owned()).is_ok() {
             crate::adapter::kill_all();
         }
-        None
     }
 
     /// Under `--fail-fast`, a trial that was in flight when another stopped the run and then settled
@@ -201,9 +207,7 @@ pub fn run_sdk(ctx: &Arc<Context>, case: ListedCase, busy: Option<u64>) -> Resul
 pub fn settle(ctx: &Context, id: &str, file: &str, rules: &[String], verdict: &Verdict) -> Result<Completion, Failed> {
     let entry = ctx.expectations.get(id);
     let record = TrialRecord { id, file, rules, verdict, expected: entry, duration: Duration::ZERO };
-    if let Some(abandoned) = ctx.record(&record) {
-        return abandoned;
-    }
+    ctx.record_settled(&record);
     to_libtest(verdict, id, file, rules)
 }
 
